@@ -1,0 +1,96 @@
+"""The command line: parse arguments, call a command, exit with its code. Nothing else."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from coursekit import __version__
+from coursekit.config import ConfigError
+from coursekit.project import Project, find_project
+
+FORMATS = ["text", "json"]
+
+
+def _project(course: Path | None) -> Project:
+    try:
+        return find_project(Path.cwd(), course)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _default_format(project: Project) -> str:
+    from coursekit.report import REPORTERS
+
+    if os.environ.get("GITHUB_ACTIONS") == "true" and "github" in REPORTERS:
+        return "github"
+    return project.config.output_format or "text"
+
+
+course_option = click.option(
+    "--course",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The course folder (default: found from the working directory).",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="coursekit")
+def main() -> None:
+    """Lint, verify and scaffold a multi-book technical course."""
+
+
+@main.command("check")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "output_format", default=None, help="text | json | github | sarif")
+@course_option
+def check_command(paths: tuple[Path, ...], output_format: str | None, course: Path | None) -> None:
+    """Check the course. PATHS narrow what is reported; every rule still sees the whole tree."""
+    from coursekit.commands import check
+    from coursekit.report import REPORTERS
+
+    project = _project(course)
+    chosen = output_format or _default_format(project)
+    if chosen not in REPORTERS:
+        raise click.BadParameter(
+            f"'{chosen}' is not one of {', '.join(REPORTERS)}", param_hint="--format"
+        )
+    sys.exit(check.run(project, paths, chosen, sys.stdout, color=sys.stdout.isatty()))
+
+
+@main.command("explain")
+@click.argument("code")
+def explain_command(code: str) -> None:
+    """Print a rule's documentation (by code, prefix or name)."""
+    from coursekit.commands import explain
+
+    sys.exit(explain.explain(code, sys.stdout))
+
+
+@main.command("rules")
+def rules_command() -> None:
+    """List every rule: code, name, severity, summary."""
+    from coursekit.commands import explain
+
+    sys.exit(explain.list_rules(sys.stdout))
+
+
+@main.command("schema")
+@click.option(
+    "--check", "check_only", is_flag=True, help="Fail if schemas/ is stale; write nothing."
+)
+@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path), default=None)
+def schema_command(check_only: bool, folder: Path | None) -> None:
+    """Regenerate the JSON Schemas in schemas/ from the models."""
+    from coursekit.commands import schema
+
+    if folder is None:
+        try:
+            folder = find_project(Path.cwd()).root / "schemas"
+        except ConfigError:
+            folder = Path("schemas")
+    sys.exit(schema.run(folder, check_only, sys.stdout))

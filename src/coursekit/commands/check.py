@@ -1,0 +1,20 @@
+"""`coursekit check`: load, run the rules, report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from coursekit.engine import check, relative_paths
+from coursekit.project import Project
+from coursekit.report import REPORTERS, Report
+
+
+def run(
+    project: Project, paths: Sequence[Path], output_format: str, out: TextIO, color: bool = False
+) -> int:
+    result = check(project, relative_paths(project, paths))
+    report = Report(diagnostics=result.diagnostics, sources=result.course.texts, color=color)
+    out.write(REPORTERS[output_format](report))
+    return 1 if report.errors else 0

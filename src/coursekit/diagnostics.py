@@ -1,0 +1,62 @@
+"""Diagnostics: the one value rules produce and reporters consume."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from coursekit.model.base import Location
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Diagnostic:
+    path: str
+    line: int
+    column: int
+    code: str
+    message: str
+    severity: Severity = Severity.ERROR
+    name: str = ""
+    fixable: bool = False
+
+    @classmethod
+    def at(
+        cls,
+        location: Location,
+        code: str,
+        message: str,
+        severity: Severity = Severity.ERROR,
+        name: str = "",
+        fixable: bool = False,
+    ) -> Diagnostic:
+        return cls(
+            location.path, location.line, location.column, code, message, severity, name, fixable
+        )
+
+    def at_named(self, name: str) -> Diagnostic:
+        return Diagnostic(
+            self.path,
+            self.line,
+            self.column,
+            self.code,
+            self.message,
+            self.severity,
+            name,
+            self.fixable,
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        """The JSON contract: exactly these keys."""
+        return {
+            "code": self.code,
+            "severity": str(self.severity),
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+        }

@@ -1,0 +1,110 @@
+"""Load once, check many: run the selected rules over the loaded course."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from coursekit.config import Config
+from coursekit.diagnostics import Diagnostic
+from coursekit.load import load_course
+from coursekit.model.tree import Course
+from coursekit.project import Project
+from coursekit.rules import REGISTRY, Context, Rule
+
+
+@dataclass
+class CheckResult:
+    course: Course
+    diagnostics: list[Diagnostic]
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for d in self.diagnostics if d.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for d in self.diagnostics if d.severity == "warning")
+
+
+def _matches(code: str, name: str, selectors: Iterable[str]) -> bool:
+    return any(code.startswith(s.upper()) or name == s for s in selectors)
+
+
+def enabled(rule: Rule, config: Config) -> bool:
+    if config.select and not _matches(rule.code, rule.name, config.select):
+        return False
+    return not _matches(rule.code, rule.name, config.ignore)
+
+
+def run_rules(ctx: Context) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for rule in REGISTRY.values():
+        if rule.check is None or not enabled(rule, ctx.config):
+            continue
+        for finding in rule.check(ctx):
+            found.append(
+                Diagnostic.at(
+                    finding.location,
+                    rule.code,
+                    finding.message,
+                    rule.severity,
+                    rule.name,
+                    finding.fixable,
+                )
+            )
+    return found
+
+
+def narrow(diagnostics: Sequence[Diagnostic], paths: Sequence[str]) -> list[Diagnostic]:
+    """Keep diagnostics in the given project-relative files or folders."""
+    if not paths:
+        return list(diagnostics)
+    wanted = [p.rstrip("/") for p in paths]
+    return [
+        d
+        for d in diagnostics
+        if any(d.path == p or d.path.startswith(p + "/") or p in ("", ".") for p in wanted)
+    ]
+
+
+def _ignored_per_file(diagnostic: Diagnostic, config: Config) -> bool:
+    for pattern, selectors in config.per_file_ignores.items():
+        if fnmatch.fnmatch(diagnostic.path, pattern) and _matches(
+            diagnostic.code, diagnostic.name, selectors
+        ):
+            return True
+    return False
+
+
+def check(
+    project: Project, paths: Sequence[str] = (), services: dict[str, object] | None = None
+) -> CheckResult:
+    loaded = load_course(project.course_dir, project.root)
+    ctx = Context(course=loaded.course, config=project.config, services=dict(services or {}))
+    names = {rule.code: rule for rule in REGISTRY.values()}
+    diagnostics = [
+        d if d.name else d.at_named(names[d.code].name if d.code in names else "")
+        for d in loaded.diagnostics
+    ]
+    diagnostics = [
+        d for d in diagnostics if d.code not in names or enabled(names[d.code], project.config)
+    ]
+    diagnostics += run_rules(ctx)
+    diagnostics = [d for d in diagnostics if not _ignored_per_file(d, project.config)]
+    diagnostics = sorted(set(narrow(diagnostics, paths)))
+    return CheckResult(course=loaded.course, diagnostics=diagnostics)
+
+
+def relative_paths(project: Project, paths: Sequence[Path]) -> list[str]:
+    """Command-line paths as project-relative POSIX strings."""
+    result: list[str] = []
+    for path in paths:
+        absolute = path.absolute()
+        try:
+            result.append(absolute.relative_to(project.root).as_posix())
+        except ValueError:
+            result.append(absolute.as_posix())
+    return result

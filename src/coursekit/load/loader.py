@@ -1,0 +1,315 @@
+"""One loader: the course folder in, a located `Course` and the problems met on the way out."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from coursekit.diagnostics import Diagnostic, Severity
+from coursekit.load import codes
+from coursekit.load.validate import validate
+from coursekit.load.yamlsafe import LoadError, parse_yaml, read_text, split_front_matter
+from coursekit.model.base import Location, Node
+from coursekit.model.documents import (
+    BookManifest,
+    ChapterManifest,
+    CourseManifest,
+    Exercise,
+    LessonFrontMatter,
+    WorkedProblem,
+)
+from coursekit.model.tree import (
+    Book,
+    Chapter,
+    Course,
+    ExerciseDoc,
+    Lesson,
+    Problem,
+    Program,
+)
+
+N = TypeVar("N", bound=Node)
+
+CHAPTER_ID = re.compile(r"^(?P<book>[0-9A-Z]+)\.(?P<n>[1-9][0-9]*)$")
+MAX_ASSETS = 10_000
+
+
+@dataclass
+class LoadResult:
+    course: Course
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+class _Loader:
+    def __init__(self, course_dir: Path, project_root: Path) -> None:
+        self.course_dir = course_dir
+        self.project_root = project_root
+        self.course = Course(root=self.rel(course_dir))
+        self.diagnostics: list[Diagnostic] = []
+
+    def rel(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.project_root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def report(
+        self, location: Location, code: str, message: str, severity: Severity = Severity.ERROR
+    ) -> None:
+        self.diagnostics.append(Diagnostic.at(location, code, message, severity))
+
+    def text(self, path: Path) -> str | None:
+        rel = self.rel(path)
+        try:
+            text = read_text(path, self.course_dir)
+        except LoadError as exc:
+            self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
+            return None
+        self.course.texts[rel] = text
+        return text
+
+    def document(self, path: Path, kind: type[N]) -> N | None:
+        text = self.text(path)
+        if text is None:
+            return None
+        return self.parse(text, self.rel(path), kind)
+
+    def parse(self, text: str, rel: str, kind: type[N], line_offset: int = 0) -> N | None:
+        try:
+            data, source = parse_yaml(text, rel, line_offset)
+        except LoadError as exc:
+            self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
+            return None
+        model, problems = validate(kind, data, source)
+        self.diagnostics.extend(problems)
+        return model
+
+    # The walk -------------------------------------------------------------------------------
+
+    def load(self) -> Course:
+        manifest_path = self.course_dir / "course.yaml"
+        self.course.manifest_path = self.rel(manifest_path)
+        if not manifest_path.is_file():
+            self.report(
+                Location(self.course.manifest_path),
+                codes.MISSING_FILE,
+                "no course.yaml in the course folder",
+            )
+            return self.course
+        manifest = self.document(manifest_path, CourseManifest)
+        if manifest is None:
+            return self.course
+        self.course.manifest = manifest
+        for index, book_id in enumerate(manifest.books):
+            self.load_book(book_id, manifest.loc("books", index))
+        return self.course
+
+    def load_book(self, book_id: str, listed_at: Location) -> None:
+        book_dir = self.course_dir / book_id
+        path = book_dir / "book.yaml"
+        if not _safe_segment(book_id) or not path.is_file():
+            self.report(
+                listed_at,
+                codes.MISSING_FILE,
+                f"book '{book_id}' is listed but {self.rel(path)} does not exist",
+            )
+            return
+        manifest = self.document(path, BookManifest)
+        if manifest is None:
+            return
+        book = Book(manifest=manifest, path=self.rel(path), dir=self.rel(book_dir))
+        self.course.books.setdefault(book_id, book)
+        listed: set[str] = set()
+        for index, chapter_id in enumerate(manifest.chapters):
+            folder = self.chapter_folder(book_dir, chapter_id, manifest.loc("chapters", index))
+            if folder is not None:
+                listed.add(folder.name)
+                self.load_chapter(book_id, folder)
+        for folder in sorted(book_dir.iterdir()):
+            if folder.name not in listed and (folder / "chapter.yaml").is_file():
+                self.report(
+                    Location(self.rel(folder / "chapter.yaml")),
+                    codes.UNLISTED_FILE,
+                    f"chapter folder '{folder.name}' is not listed in {self.rel(path)}",
+                    Severity.WARNING,
+                )
+
+    def chapter_folder(self, book_dir: Path, chapter_id: str, listed_at: Location) -> Path | None:
+        match = CHAPTER_ID.match(chapter_id)
+        if match is None:
+            return None  # the id rule reports the malformed id
+        number = match["n"]
+        candidates = [
+            entry
+            for entry in sorted(book_dir.iterdir())
+            if entry.is_dir() and (entry.name == number or entry.name.startswith(number + "-"))
+        ]
+        if not candidates:
+            self.report(
+                listed_at,
+                codes.MISSING_FILE,
+                f"chapter '{chapter_id}' is listed but there is no folder '{self.rel(book_dir)}/{number}-<slug>'",
+            )
+            return None
+        if len(candidates) > 1:
+            names = ", ".join(entry.name for entry in candidates)
+            self.report(
+                listed_at,
+                codes.MISSING_FILE,
+                f"chapter '{chapter_id}' matches several folders: {names}",
+            )
+            return None
+        if not (candidates[0] / "chapter.yaml").is_file():
+            self.report(
+                listed_at,
+                codes.MISSING_FILE,
+                f"{self.rel(candidates[0])}/chapter.yaml does not exist",
+            )
+            return None
+        return candidates[0]
+
+    def load_chapter(self, book_id: str, folder: Path) -> None:
+        path = folder / "chapter.yaml"
+        manifest = self.document(path, ChapterManifest)
+        if manifest is None:
+            return
+        chapter = Chapter(
+            manifest=manifest, book_id=book_id, dir=self.rel(folder), path=self.rel(path)
+        )
+        if manifest.id in self.course.chapters:
+            return  # the duplicate-id rule reports it from the books' lists
+        self.course.chapters[manifest.id] = chapter
+        chapter.assets = frozenset(self.files_below(folder))
+        listed_lessons: set[str] = set()
+        for index, item in enumerate(manifest.items):
+            if item.lesson is None:
+                continue
+            listed_lessons.add(item.lesson)
+            lesson_path = folder / "lessons" / f"{item.lesson}.md"
+            if not _safe_segment(item.lesson) or not lesson_path.is_file():
+                self.report(
+                    manifest.loc("items", index, "lesson"),
+                    codes.MISSING_FILE,
+                    f"lesson '{item.lesson}' is listed but {self.rel(lesson_path)} does not exist",
+                )
+                continue
+            lesson = self.load_lesson(lesson_path, item.lesson, manifest.id)
+            if lesson is not None:
+                chapter.lessons.setdefault(item.lesson, lesson)
+        lessons_dir = folder / "lessons"
+        if lessons_dir.is_dir():
+            for stray in sorted(lessons_dir.glob("*.md")):
+                if stray.stem not in listed_lessons:
+                    self.report(
+                        Location(self.rel(stray)),
+                        codes.UNLISTED_FILE,
+                        f"lesson '{stray.stem}' is not listed in {self.rel(path)} items",
+                        Severity.WARNING,
+                    )
+        for index, problem_id in enumerate(manifest.problems):
+            problem = self.load_problem(folder, problem_id, manifest, index)
+            if problem is not None:
+                chapter.problems.setdefault(problem_id, problem)
+        for index, exercise_id in enumerate(manifest.exercises):
+            exercise = self.load_exercise(folder, exercise_id, manifest, index)
+            if exercise is not None:
+                chapter.exercises.setdefault(exercise_id, exercise)
+
+    def load_lesson(self, path: Path, lesson_id: str, chapter_id: str) -> Lesson | None:
+        text = self.text(path)
+        if text is None:
+            return None
+        rel = self.rel(path)
+        parts = split_front_matter(text)
+        if parts is None:
+            self.report(
+                Location(rel),
+                codes.MISSING_KEY,
+                "a lesson starts with YAML front matter between two '---' lines",
+            )
+            return None
+        front, body, body_line = parts
+        meta = self.parse(front, rel, LessonFrontMatter, line_offset=1)
+        if meta is None:
+            return None
+        return Lesson(
+            id=lesson_id, chapter_id=chapter_id, path=rel, meta=meta, body=body, body_line=body_line
+        )
+
+    def load_problem(
+        self, folder: Path, problem_id: str, chapter: ChapterManifest, index: int
+    ) -> Problem | None:
+        path = folder / "problems" / problem_id / "problem.yaml"
+        if not _safe_segment(problem_id) or not path.is_file():
+            self.report(
+                chapter.loc("problems", index),
+                codes.MISSING_FILE,
+                f"problem '{problem_id}' is listed but {self.rel(path)} does not exist",
+            )
+            return None
+        meta = self.document(path, WorkedProblem)
+        if meta is None:
+            return None
+        program = self.program(path.parent, meta.program, meta.loc("program"))
+        return Problem(
+            id=problem_id, chapter_id=chapter.id, path=self.rel(path), meta=meta, program=program
+        )
+
+    def load_exercise(
+        self, folder: Path, exercise_id: str, chapter: ChapterManifest, index: int
+    ) -> ExerciseDoc | None:
+        path = folder / "exercises" / exercise_id / "exercise.yaml"
+        if not _safe_segment(exercise_id) or not path.is_file():
+            self.report(
+                chapter.loc("exercises", index),
+                codes.MISSING_FILE,
+                f"exercise '{exercise_id}' is listed but {self.rel(path)} does not exist",
+            )
+            return None
+        meta = self.document(path, Exercise)
+        if meta is None:
+            return None
+        program = (
+            None
+            if meta.program is None
+            else self.program(path.parent, meta.program, meta.loc("program"))
+        )
+        return ExerciseDoc(
+            id=exercise_id, chapter_id=chapter.id, path=self.rel(path), meta=meta, program=program
+        )
+
+    def program(self, folder: Path, name: str, named_at: Location) -> Program:
+        path = folder / name
+        if not _safe_segment(name) or not path.is_file():
+            self.report(
+                named_at,
+                codes.MISSING_FILE,
+                f"program '{name}' does not exist beside {self.rel(folder)}",
+            )
+            return Program(path=self.rel(path), source=None)
+        return Program(path=self.rel(path), source=self.text(path))
+
+    def files_below(self, folder: Path) -> list[str]:
+        found: list[str] = []
+        for path in folder.rglob("*"):
+            if len(found) >= MAX_ASSETS:
+                break
+            if path.is_file() and not path.is_symlink():
+                found.append(self.rel(path))
+        return found
+
+
+def _safe_segment(name: str) -> bool:
+    """A name that stays inside its folder (no separators, no '..')."""
+    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
+
+
+def load_course(course_dir: Path, project_root: Path | None = None) -> LoadResult:
+    """Load the course under `course_dir`; paths in the result are relative to `project_root`."""
+    course_dir = course_dir.absolute()
+    root = (project_root or course_dir.parent).absolute()
+    loader = _Loader(course_dir, root)
+    course = loader.load()
+    return LoadResult(course=course, diagnostics=loader.diagnostics)

@@ -1,0 +1,117 @@
+"""The loaded course: documents tied together, as rules see it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from coursekit.model.base import Location
+from coursekit.model.documents import (
+    ApparatusEntry,
+    BookManifest,
+    ChapterManifest,
+    CourseManifest,
+    Exercise,
+    LessonFrontMatter,
+    WorkedProblem,
+)
+
+
+@dataclass(slots=True)
+class Lesson:
+    """A written item: front matter plus Markdown body."""
+
+    id: str
+    chapter_id: str
+    path: str
+    meta: LessonFrontMatter
+    body: str
+    body_line: int  # 1-based line of the body's first line in the file
+
+    @property
+    def ref(self) -> str:
+        return f"{self.chapter_id}/{self.id}"
+
+    def body_loc(self, offset: int) -> Location:
+        """Location of a character offset into the body."""
+        before = self.body[:offset]
+        line = before.count("\n")
+        column = offset - (before.rfind("\n") + 1) + 1
+        return Location(self.path, self.body_line + line, column)
+
+
+@dataclass(slots=True)
+class Program:
+    """A solution program beside its manifest (`source` None when the file is missing)."""
+
+    path: str
+    source: str | None
+
+
+@dataclass(slots=True)
+class Problem:
+    id: str
+    chapter_id: str
+    path: str
+    meta: WorkedProblem
+    program: Program
+
+
+@dataclass(slots=True)
+class ExerciseDoc:
+    id: str
+    chapter_id: str
+    path: str
+    meta: Exercise
+    program: Program | None
+
+
+@dataclass(slots=True)
+class Chapter:
+    manifest: ChapterManifest
+    book_id: str
+    dir: str  # project-relative folder
+    path: str  # project-relative chapter.yaml
+    lessons: dict[str, Lesson] = field(default_factory=dict)
+    problems: dict[str, Problem] = field(default_factory=dict)
+    exercises: dict[str, ExerciseDoc] = field(default_factory=dict)
+    assets: frozenset[str] = frozenset()  # project-relative paths of files that exist
+
+    @property
+    def id(self) -> str:
+        return self.manifest.id
+
+
+@dataclass(slots=True)
+class Book:
+    manifest: BookManifest
+    path: str
+    dir: str
+
+    @property
+    def id(self) -> str:
+        return self.manifest.id
+
+
+@dataclass(slots=True)
+class Course:
+    """Everything the loader could read. Rules take what is there; absent parts are None/empty."""
+
+    root: str  # project-relative course folder, e.g. "course"
+    manifest: CourseManifest | None = None
+    manifest_path: str = ""
+    books: dict[str, Book] = field(default_factory=dict)
+    chapters: dict[str, Chapter] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)  # path -> text, for carets and hashing
+
+    @property
+    def apparatus(self) -> dict[str, ApparatusEntry]:
+        entries: dict[str, ApparatusEntry] = {}
+        for book in self.books.values():
+            for entry in book.manifest.apparatus:
+                entries.setdefault(entry.id, entry)
+        return entries
+
+    def lesson(self, ref: str) -> Lesson | None:
+        chapter_id, _, lesson_id = ref.partition("/")
+        chapter = self.chapters.get(chapter_id)
+        return chapter.lessons.get(lesson_id) if chapter else None

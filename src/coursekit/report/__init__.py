@@ -1,0 +1,6 @@
+"""Reporters by name: diagnostics in, text out. Reporters never decide anything."""
+
+from coursekit.report import json, text  # noqa: F401
+from coursekit.report.base import REPORTERS, Report
+
+__all__ = ["REPORTERS", "Report"]

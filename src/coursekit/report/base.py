@@ -1,0 +1,36 @@
+"""What every reporter receives, and the registry of reporters by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from coursekit.diagnostics import Diagnostic
+
+
+@dataclass(frozen=True)
+class Report:
+    diagnostics: Sequence[Diagnostic]
+    sources: Mapping[str, str] = field(default_factory=dict)  # path -> text, for excerpts
+    color: bool = False
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for d in self.diagnostics if d.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for d in self.diagnostics if d.severity == "warning")
+
+
+Reporter = Callable[[Report], str]
+
+REPORTERS: dict[str, Reporter] = {}
+
+
+def reporter(name: str) -> Callable[[Reporter], Reporter]:
+    def register(func: Reporter) -> Reporter:
+        REPORTERS[name] = func
+        return func
+
+    return register

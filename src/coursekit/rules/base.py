@@ -1,0 +1,117 @@
+"""The rule registry. A rule is a small function from the loaded course to findings.
+
+    @rule("CK301", "apparatus-unresolved")
+    def apparatus_unresolved(ctx: Context) -> Iterator[Finding]:
+        '''An apparatus link names an entry Book 0 does not have.
+
+        Fails:
+            apparatus: [{id: 0.IT.09}]
+        Passes:
+            apparatus: [{id: 0.IT.01}]
+        '''
+
+The docstring is the documentation `coursekit explain CK301` prints. Rules never print and never
+read files; the engine turns each `Finding` into a `Diagnostic` with the rule's code and severity.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from coursekit.diagnostics import Severity
+from coursekit.model.base import Location
+from coursekit.model.tree import Course
+
+if TYPE_CHECKING:
+    from coursekit.config import Config
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    location: Location
+    message: str
+    fixable: bool = False
+
+
+@dataclass
+class Context:
+    """What a rule may look at: the course, the configuration, and the expensive services."""
+
+    course: Course
+    config: Config
+    services: dict[str, Any] = field(default_factory=dict)
+
+
+CheckFn = Callable[[Context], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    family: str
+    severity: Severity
+    summary: str
+    doc: str
+    check: CheckFn | None  # None: emitted by the loader, documented here
+    fixable: bool = False
+
+    @property
+    def title(self) -> str:
+        return f"{self.code}/{self.name}"
+
+
+REGISTRY: dict[str, Rule] = {}
+
+
+def _family(module: str) -> str:
+    return module.rsplit(".", 1)[-1]
+
+
+def rule(
+    code: str, name: str, severity: Severity = Severity.ERROR, fixable: bool = False
+) -> Callable[[CheckFn], CheckFn]:
+    """Register a check under a stable code and name; its docstring documents it."""
+
+    def register(func: CheckFn) -> CheckFn:
+        _add(code, name, severity, func.__doc__ or "", func, _family(func.__module__), fixable)
+        return func
+
+    return register
+
+
+def documented(
+    code: str, name: str, doc: str, family: str, severity: Severity = Severity.ERROR
+) -> None:
+    """Register a code that is emitted outside a rule function (by the loader)."""
+    _add(code, name, severity, doc, None, family, False)
+
+
+def _add(
+    code: str,
+    name: str,
+    severity: Severity,
+    doc: str,
+    func: CheckFn | None,
+    family: str,
+    fixable: bool,
+) -> None:
+    if code in REGISTRY:
+        raise ValueError(f"rule code {code} registered twice")
+    text = inspect.cleandoc(doc)
+    summary = " ".join(text.split("\n\n", 1)[0].split()) if text else name
+    REGISTRY[code] = Rule(code, name, family, severity, summary, text, func, fixable)
+
+
+def lookup(selector: str) -> list[Rule]:
+    """Rules matching a code ('CK301'), a prefix ('CK3'), or a name ('apparatus-unresolved')."""
+    wanted = selector.strip()
+    upper = wanted.upper()
+    return [
+        rule
+        for rule in REGISTRY.values()
+        if rule.code.startswith(upper) or rule.name == wanted or rule.family == wanted
+    ]
