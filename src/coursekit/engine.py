@@ -6,6 +6,7 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from coursekit.config import Config
 from coursekit.diagnostics import Diagnostic
@@ -13,6 +14,7 @@ from coursekit.load import load_course
 from coursekit.model.tree import Course
 from coursekit.project import Project
 from coursekit.rules import REGISTRY, Context, Rule
+from coursekit.rules.base import MemoryStore, ResultStore
 
 
 @dataclass

@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from coursekit.diagnostics import Severity
 from coursekit.model.base import Location
@@ -36,13 +36,43 @@ class Finding:
     fixable: bool = False
 
 
+class ResultStore(Protocol):
+    """Where expensive results (sympy verdicts, program outcomes) are kept, keyed by content.
+
+    A key must capture everything the result depends on (the input's content, the tool's
+    and libraries' versions, the limits); values are JSON-serialisable.
+    """
+
+    def get(self, namespace: str, key: str) -> Any | None: ...
+
+    def put(self, namespace: str, key: str, value: Any) -> None: ...
+
+
+class MemoryStore:
+    """The store used without a cache: remembers for one run only."""
+
+    def __init__(self) -> None:
+        self._data: dict[tuple[str, str], Any] = {}
+
+    def get(self, namespace: str, key: str) -> Any | None:
+        return self._data.get((namespace, key))
+
+    def put(self, namespace: str, key: str, value: Any) -> None:
+        self._data[(namespace, key)] = value
+
+
 @dataclass
 class Context:
-    """What a rule may look at: the course, the configuration, and the expensive services."""
+    """What a rule may look at: the course, the configuration, and where to keep results.
+
+    `options` carries run switches from the command line: `exec` (bool, run problem programs;
+    default True), `jobs` (int, parallel workers; default: cores), `progress` (callable or None).
+    """
 
     course: Course
     config: Config
-    services: dict[str, Any] = field(default_factory=dict)
+    store: ResultStore = field(default_factory=MemoryStore)
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 CheckFn = Callable[[Context], Iterable[Finding]]
