@@ -82,10 +82,18 @@ def _ignored_per_file(diagnostic: Diagnostic, config: Config) -> bool:
 
 
 def check(
-    project: Project, paths: Sequence[str] = (), services: dict[str, object] | None = None
+    project: Project,
+    paths: Sequence[str] = (),
+    options: dict[str, Any] | None = None,
+    store: ResultStore | None = None,
 ) -> CheckResult:
     loaded = load_course(project.course_dir, project.root)
-    ctx = Context(course=loaded.course, config=project.config, services=dict(services or {}))
+    ctx = Context(
+        course=loaded.course,
+        config=project.config,
+        store=store or MemoryStore(),
+        options=dict(options or {}),
+    )
     names = {rule.code: rule for rule in REGISTRY.values()}
     diagnostics = [
         d if d.name else d.at_named(names[d.code].name if d.code in names else "")
