@@ -1,0 +1,72 @@
+"""Shared fixtures. `tiny_course` is the smallest valid course, built fresh in tmp_path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+COURSE = """\
+title: Tiny
+books: ["0", I]
+strands:
+  - {id: basics, purpose: what the words mean}
+maturity:
+  - id: M0
+    name: Outline
+"""
+BOOK0 = """\
+id: "0"
+title: Apparatus
+apparatus:
+  - id: 0.LA.01
+    title: Vectors
+    summary: Lists of numbers.
+"""
+BOOK1 = """\
+id: I
+title: One
+chapters: [I.1]
+"""
+CHAPTER = """\
+id: I.1
+title: First
+thesis: Things happen.
+dek: A dek.
+problem: A problem.
+maturity: M0
+items:
+  - lesson: intro
+"""
+LESSON = """\
+---
+title: Intro
+strand: basics
+reading_time: 3
+---
+Body text.
+"""
+
+
+def make_course(root: Path) -> Path:
+    """Write the tiny course under root/course and return that folder."""
+    course = root / "course"
+    files = {
+        "course.yaml": COURSE,
+        "0/book.yaml": BOOK0,
+        "I/book.yaml": BOOK1,
+        "I/1-first/chapter.yaml": CHAPTER,
+        "I/1-first/lessons/intro.md": LESSON,
+    }
+    for name, text in files.items():
+        path = course / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return course
+
+
+@pytest.fixture
+def tiny_course(tmp_path: Path) -> Path:
+    return make_course(tmp_path)
