@@ -38,7 +38,23 @@ course_option = click.option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Guarded(click.Group):
+    """Turns an unexpected exception into one line and exit 2 (set COURSEKIT_DEBUG for the trace)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
+            raise
+        except Exception as exc:
+            if os.environ.get("COURSEKIT_DEBUG"):
+                raise
+            click.echo(f"coursekit: internal error: {type(exc).__name__}: {exc}", err=True)
+            click.echo("coursekit: this is a bug in coursekit; please report it", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=_Guarded, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="coursekit")
 def main() -> None:
     """Lint, verify and scaffold a multi-book technical course."""

@@ -11,10 +11,13 @@ from typing import Any
 from coursekit.config import Config
 from coursekit.diagnostics import Diagnostic
 from coursekit.load import load_course
+from coursekit.model.base import Location
 from coursekit.model.tree import Course
 from coursekit.project import Project
 from coursekit.rules import REGISTRY, Context, Rule
 from coursekit.rules.base import MemoryStore, ResultStore
+
+INTERNAL_ERROR = "CK000"
 
 
 @dataclass
@@ -29,6 +32,10 @@ class CheckResult:
     @property
     def warnings(self) -> int:
         return sum(1 for d in self.diagnostics if d.severity == "warning")
+
+    @property
+    def crashed(self) -> bool:
+        return any(d.code == INTERNAL_ERROR for d in self.diagnostics)
 
 
 def _matches(code: str, name: str, selectors: Iterable[str]) -> bool:
@@ -46,17 +53,22 @@ def run_rules(ctx: Context) -> list[Diagnostic]:
     for rule in REGISTRY.values():
         if rule.check is None or not enabled(rule, ctx.config):
             continue
-        for finding in rule.check(ctx):
-            found.append(
-                Diagnostic.at(
-                    finding.location,
-                    rule.code,
-                    finding.message,
-                    rule.severity,
-                    rule.name,
-                    finding.fixable,
+        try:
+            for finding in rule.check(ctx):
+                found.append(
+                    Diagnostic.at(
+                        finding.location,
+                        rule.code,
+                        finding.message,
+                        rule.severity,
+                        rule.name,
+                        finding.fixable,
+                    )
                 )
-            )
+        except Exception as exc:  # a bug in a rule must not hide what the others found
+            where = Location(ctx.course.manifest_path or ctx.course.root)
+            message = f"rule {rule.title} crashed: {type(exc).__name__}: {exc} (please report this)"
+            found.append(Diagnostic.at(where, INTERNAL_ERROR, message, name="internal-error"))
     return found
 
 

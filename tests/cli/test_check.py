@@ -157,3 +157,21 @@ def test_a_check_without_formulas_or_problems_imports_neither_sympy_nor_numpy(
         check=False,
     )
     assert out.stdout.strip().splitlines()[-1] == "False False", out.stderr
+
+
+def test_a_crashing_rule_is_reported_and_exits_2(
+    tiny_course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coursekit.diagnostics import Severity
+    from coursekit.rules import REGISTRY
+    from coursekit.rules.base import Rule
+
+    def explode(ctx: object) -> list[object]:
+        raise RuntimeError("boom")
+
+    broken = Rule("CK999", "explodes", "test", Severity.ERROR, "x", "x", explode)
+    monkeypatch.setitem(REGISTRY, "CK999", broken)
+    code, out = run(["check"], tiny_course.parent)
+    assert code == 2
+    assert "CK000 rule CK999/explodes crashed: RuntimeError: boom" in out
+    assert "Traceback" not in out

@@ -17,4 +17,6 @@ def run(
     result = check(project, relative_paths(project, paths))
     report = Report(diagnostics=result.diagnostics, sources=result.course.texts, color=color)
     out.write(REPORTERS[output_format](report))
+    if result.crashed:
+        return 2
     return 1 if report.errors else 0

@@ -21,6 +21,19 @@ SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 _LOADER_DOCS = [
     (
+        "CK000",
+        "internal-error",
+        """\
+        A rule crashed: a bug in coursekit, not in the course. The other rules' diagnostics are
+        still reported, and `check` exits 2 (the tool failed). Please report it with the message.
+
+        Fails:
+            (no course text can fail this on purpose)
+        Passes:
+            every rule runs to completion
+        """,
+    ),
+    (
         codes.YAML_SYNTAX,
         "yaml-syntax",
         """\
