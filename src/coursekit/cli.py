@@ -63,8 +63,22 @@ def main() -> None:
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--format", "output_format", default=None, help="text | json | github | sarif")
+@click.option("--no-exec", is_flag=True, help="Do not run worked-problem programs.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Parallel workers (default: cores).",
+)
 @course_option
-def check_command(paths: tuple[Path, ...], output_format: str | None, course: Path | None) -> None:
+def check_command(
+    paths: tuple[Path, ...],
+    output_format: str | None,
+    no_exec: bool,
+    jobs: int | None,
+    course: Path | None,
+) -> None:
     """Check the course. PATHS narrow what is reported; every rule still sees the whole tree."""
     from coursekit.commands import check
     from coursekit.report import REPORTERS
@@ -75,7 +89,10 @@ def check_command(paths: tuple[Path, ...], output_format: str | None, course: Pa
         raise click.BadParameter(
             f"'{chosen}' is not one of {', '.join(REPORTERS)}", param_hint="--format"
         )
-    sys.exit(check.run(project, paths, chosen, sys.stdout, color=sys.stdout.isatty()))
+    options = {"exec": not no_exec, "jobs": jobs or os.cpu_count() or 1}
+    sys.exit(
+        check.run(project, paths, chosen, sys.stdout, color=sys.stdout.isatty(), options=options)
+    )
 
 
 @main.command("explain")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from coursekit.engine import check, relative_paths
 from coursekit.project import Project
@@ -12,9 +12,14 @@ from coursekit.report import REPORTERS, Report
 
 
 def run(
-    project: Project, paths: Sequence[Path], output_format: str, out: TextIO, color: bool = False
+    project: Project,
+    paths: Sequence[Path],
+    output_format: str,
+    out: TextIO,
+    color: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> int:
-    result = check(project, relative_paths(project, paths))
+    result = check(project, relative_paths(project, paths), options=options)
     report = Report(diagnostics=result.diagnostics, sources=result.course.texts, color=color)
     out.write(REPORTERS[output_format](report))
     if result.crashed:
