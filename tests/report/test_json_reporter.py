@@ -1,0 +1,47 @@
+"""`--format json`: the contract tests and CI rely on (COURSE-MODEL.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from coursekit.cli import main
+from coursekit.report import REPORTERS, Report
+
+
+def test_contract_keys(report: Report) -> None:
+    document = json.loads(REPORTERS["json"](report))
+    assert set(document) == {"diagnostics", "summary"}
+    assert document["summary"] == {"errors": 1, "warnings": 1}
+    for entry in document["diagnostics"]:
+        assert set(entry) == {"code", "severity", "path", "line", "column", "message"}
+    assert document["diagnostics"][0] == {
+        "code": "CK103",
+        "severity": "error",
+        "path": "course/II/2-from-recurrence-to-attention/chapter.yaml",
+        "line": 3,
+        "column": 9,
+        "message": "unknown key 'tittle' (did you mean 'title'?)",
+    }
+
+
+def test_empty_report() -> None:
+    assert json.loads(REPORTERS["json"](Report(diagnostics=[]))) == {
+        "diagnostics": [],
+        "summary": {"errors": 0, "warnings": 0},
+    }
+
+
+def test_cli_paths_are_relative_and_positions_one_based(course_copy: Path) -> None:
+    result = CliRunner().invoke(main, ["check", "--format", "json"])
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.output)
+    assert document["summary"]["errors"] >= 1
+    for entry in document["diagnostics"]:
+        assert not Path(entry["path"]).is_absolute()
+        assert (course_copy / entry["path"]).exists()
+        assert entry["line"] >= 1 and entry["column"] >= 1
+    unknown = [d for d in document["diagnostics"] if d["code"] == "CK103"]
+    assert unknown and unknown[0]["path"] == "course/course.yaml"
