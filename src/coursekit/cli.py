@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from pathlib import Path
@@ -23,10 +24,11 @@ def _project(course: Path | None) -> Project:
 
 
 def _default_format(project: Project) -> str:
-    from coursekit.report import REPORTERS
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        from coursekit.report import REPORTERS  # imported only here: the warm path needs none
 
-    if os.environ.get("GITHUB_ACTIONS") == "true" and "github" in REPORTERS:
-        return "github"
+        if "github" in REPORTERS:
+            return "github"
     return project.config.output_format or "text"
 
 
@@ -65,6 +67,12 @@ def main() -> None:
 @click.option("--format", "output_format", default=None, help="text | json | github | sarif")
 @click.option("--no-exec", is_flag=True, help="Do not run worked-problem programs.")
 @click.option(
+    "--structural",
+    is_flag=True,
+    help="Skip the expensive families: no sympy verification, no program runs.",
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write .coursekit_cache/.")
+@click.option(
     "--jobs",
     "-j",
     type=click.IntRange(min=1),
@@ -76,23 +84,61 @@ def check_command(
     paths: tuple[Path, ...],
     output_format: str | None,
     no_exec: bool,
+    structural: bool,
+    no_cache: bool,
     jobs: int | None,
     course: Path | None,
 ) -> None:
     """Check the course. PATHS narrow what is reported; every rule still sees the whole tree."""
+    project = _project(course)
+    chosen = output_format or _default_format(project)
+    options = {"exec": not (no_exec or structural), "jobs": jobs or os.cpu_count() or 1}
+    if structural:
+        options["formulas"] = False
+    color = sys.stdout.isatty()
+    if no_cache:
+        runs = store = None
+    else:  # the warm path: replay a run whose every input is unchanged, importing nothing else
+        from coursekit import cache
+
+        runs = cache.RunCache.for_check(project, paths, chosen, color, options)
+        hit = runs.lookup()
+        if hit is not None:
+            sys.stdout.write(hit[0])
+            sys.exit(hit[1])
+        store = cache.DiskStore(project.root)
+
     from coursekit.commands import check
     from coursekit.report import REPORTERS
 
-    project = _project(course)
-    chosen = output_format or _default_format(project)
     if chosen not in REPORTERS:
         raise click.BadParameter(
             f"'{chosen}' is not one of {', '.join(REPORTERS)}", param_hint="--format"
         )
-    options = {"exec": not no_exec, "jobs": jobs or os.cpu_count() or 1}
-    sys.exit(
-        check.run(project, paths, chosen, sys.stdout, color=sys.stdout.isatty(), options=options)
-    )
+    if runs is None:
+        sys.exit(check.run(project, paths, chosen, sys.stdout, color=color, options=options))
+    buffer = io.StringIO()
+    code = check.run(project, paths, chosen, buffer, color=color, options=options, store=store)
+    output = buffer.getvalue()
+    sys.stdout.write(output)
+    if code in (0, 1):  # never keep a run in which coursekit itself failed
+        runs.record(output, code)
+    sys.exit(code)
+
+
+@main.command("clean")
+@course_option
+def clean_command(course: Path | None) -> None:
+    """Remove the cache folder (.coursekit_cache/) beside the course."""
+    from coursekit import cache
+
+    project = _project(course)
+    try:
+        removed = cache.clean(project.root)
+    except OSError as exc:
+        raise click.UsageError(str(exc)) from None
+    folder = cache.cache_root(project.root)
+    click.echo(f"removed {folder}" if removed else f"no cache at {folder}")
 
 
 @main.command("explain")

@@ -99,7 +99,7 @@ def check(
     options: dict[str, Any] | None = None,
     store: ResultStore | None = None,
 ) -> CheckResult:
-    loaded = load_course(project.course_dir, project.root)
+    loaded = load_course(project.course_dir, project.root, store)  # store: parsed-document cache
     ctx = Context(
         course=loaded.course,
         config=project.config,

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from coursekit.engine import check, relative_paths
 from coursekit.project import Project
 from coursekit.report import REPORTERS, Report
+from coursekit.rules.base import ResultStore
 
 
 def run(
@@ -18,8 +19,9 @@ def run(
     out: TextIO,
     color: bool = False,
     options: dict[str, Any] | None = None,
+    store: ResultStore | None = None,
 ) -> int:
-    result = check(project, relative_paths(project, paths), options=options)
+    result = check(project, relative_paths(project, paths), options=options, store=store)
     report = Report(diagnostics=result.diagnostics, sources=result.course.texts, color=color)
     out.write(REPORTERS[output_format](report))
     if result.crashed:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.load import codes
@@ -30,6 +30,9 @@ from coursekit.model.tree import (
     Program,
 )
 
+if TYPE_CHECKING:
+    from coursekit.rules.base import ResultStore
+
 N = TypeVar("N", bound=Node)
 
 CHAPTER_ID = re.compile(r"^(?P<book>[0-9A-Z]+)\.(?P<n>[1-9][0-9]*)$")
@@ -43,7 +46,10 @@ class LoadResult:
 
 
 class _Loader:
-    def __init__(self, course_dir: Path, project_root: Path) -> None:
+    def __init__(
+        self, course_dir: Path, project_root: Path, store: ResultStore | None = None
+    ) -> None:
+        self.store = store  # parsed documents are kept here (cache.cached_parse) when given
         self.course_dir = course_dir
         self.project_root = project_root
         self.course = Course(root=self.rel(course_dir))
@@ -78,7 +84,12 @@ class _Loader:
 
     def parse(self, text: str, rel: str, kind: type[N], line_offset: int = 0) -> N | None:
         try:
-            data, source = parse_yaml(text, rel, line_offset)
+            if self.store is None:
+                data, source = parse_yaml(text, rel, line_offset)
+            else:
+                from coursekit.cache import cached_parse
+
+                data, source = cached_parse(self.store, text, rel, line_offset)
         except LoadError as exc:
             self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
             return None
@@ -306,10 +317,14 @@ def _safe_segment(name: str) -> bool:
     return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
 
 
-def load_course(course_dir: Path, project_root: Path | None = None) -> LoadResult:
-    """Load the course under `course_dir`; paths in the result are relative to `project_root`."""
+def load_course(
+    course_dir: Path, project_root: Path | None = None, store: ResultStore | None = None
+) -> LoadResult:
+    """Load the course under `course_dir`; paths in the result are relative to `project_root`.
+
+    With a `store`, each parsed YAML document is kept there by its content's hash."""
     course_dir = course_dir.absolute()
     root = (project_root or course_dir.parent).absolute()
-    loader = _Loader(course_dir, root)
+    loader = _Loader(course_dir, root, store)
     course = loader.load()
     return LoadResult(course=course, diagnostics=loader.diagnostics)
