@@ -1,0 +1,55 @@
+"""coursekit.verify: the pure verification engine for derived formulas.
+
+It knows nothing of the rest of coursekit.  Importing it does not import sympy: sympy is loaded
+only by the functions that need it (and, for :func:`verify_document`, once in the parent before
+the worker processes are forked).
+
+Public API:
+
+* :class:`MathsSpec`, :class:`Verdict`, :func:`verify_document` -- check a whole document, each
+  sympy job under a time limit in a forked worker (``runner``);
+* :class:`Claim`, :class:`Context`, :func:`check_claim`, :func:`check_equation_latex`,
+  :func:`check_number`, :func:`check_quiz_answer`, :class:`CheckResult` (``claims``);
+* :func:`parse_formula`, :func:`parse_formulas`, :class:`FormulaError`, :class:`Limits`
+  (``expr``: the whitelisting parser of Python-syntax formulas);
+* :func:`parse_latex`, :func:`parse_latex_sides` (``latex``: the reader's LaTeX).
+"""
+
+from coursekit.verify.claims import (
+    CLAIM_KINDS,
+    CheckResult,
+    Claim,
+    ClaimError,
+    Context,
+    check_claim,
+    check_equation_latex,
+    check_number,
+    check_quiz_answer,
+    read_number,
+)
+from coursekit.verify.expr import FormulaError, Limits, parse_formula, parse_formulas
+from coursekit.verify.latex import parse_latex, parse_latex_sides
+from coursekit.verify.runner import DEFAULT_TIMEOUT, MathsSpec, Verdict, verify_document
+
+__all__ = [
+    "CLAIM_KINDS",
+    "DEFAULT_TIMEOUT",
+    "CheckResult",
+    "Claim",
+    "ClaimError",
+    "Context",
+    "FormulaError",
+    "Limits",
+    "MathsSpec",
+    "Verdict",
+    "check_claim",
+    "check_equation_latex",
+    "check_number",
+    "check_quiz_answer",
+    "parse_formula",
+    "parse_formulas",
+    "parse_latex",
+    "parse_latex_sides",
+    "read_number",
+    "verify_document",
+]

@@ -1,0 +1,646 @@
+r"""The LaTeX a reader sees, parsed into the same tree as the declared formulas.
+
+Route chosen: a small hand-written tokenizer and a recursive-descent parser, producing
+:mod:`coursekit.verify.tree` nodes.  Why not the alternatives:
+
+* ``sympy.parsing.latex.parse_latex`` needs an exact ANTLR runtime (or the lark backend, which
+  rejects implicit products such as ``2 T^2 d``), names ``W_{hh}`` ``W_{h*h}`` with no assumptions,
+  and costs ~370 ms to import;
+* pylatexenc's walker would tokenise macros and groups for us, but it knows nothing of maths:
+  operator precedence, implicit products, sub/superscripts binding to the previous atom and
+  ``\left( ... \right)`` would still need a parser over its flat node list, and offsets would have
+  to be mapped back.  A tokenizer for the maths subset is ~80 lines with exact offsets and a closed
+  whitelist (an unknown macro is an error, not something to guess at).
+
+The subset (anything else is a :class:`~coursekit.verify.expr.FormulaError` with an offset):
+
+* numbers ``512``, ``1.95``, ``26{,}214{,}400`` (digits must be contiguous; ``{,}`` groups);
+* single letters, each its own symbol: ``Td`` is ``T*d``; Greek macros ``\alpha`` -> ``alpha``
+  (``\lambda`` -> ``lamda``, sympy's spelling, since ``lambda`` is a Python keyword; ``\pi`` is
+  the constant);
+* subscripts name symbols: ``d_h`` -> ``d_h``, ``W_{hh}`` -> ``W_hh``, ``\alpha_{ij}`` ->
+  ``alpha_ij``, ``d_{\text{model}}`` -> ``d_model``;
+* ``\mathrm{grid}``, ``\text{grid}``, ``\operatorname{grid}`` with an identifier inside are the
+  name ``grid`` (so a declared formula can be referred to by name);
+* powers ``x^2``, ``x^{T+1}`` (a bare ``^23`` is ``^2`` followed by ``3``, as in TeX);
+* ``+ - * /``, ``\cdot``, ``\times``, ``\div``, ``\frac{a}{b}`` (also ``\dfrac``, ``\tfrac``,
+  ``\frac12``), ``\sqrt{x}``, ``\sqrt[n]{x}``, ``\exp``, ``\log``, ``\log_b``, ``\ln``, ``\sin``,
+  ``\cos``, ``\tan``, ``\tanh``, ``\max``, ``\min``;
+* grouping with ``( )``, ``[ ]``, ``{ }``, ``\{ \}``, ``\left( ... \right)`` and ``\bigl``-style
+  sizes; spacing ``\, \; \: \! \quad \qquad``, ``\displaystyle`` and ``&`` are ignored;
+* implicit products bind tighter than an explicit ``/``, ``\cdot`` or ``\times``:
+  ``T/2d`` is ``T/(2*d)``, as a reader reads it;
+* an ``=`` chain is split at top level into sides; a side that is only a label --
+  ``\text{..}``, ``\mathrm{..}`` (optionally subscripted) -- carries no expression.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits, check_constants
+from coursekit.verify.tree import BinOp, Call, Name, Neg, Node, Num, node_count
+
+_GREEK_NAMES = (
+    "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa mu nu xi "
+    "omicron rho varrho sigma varsigma tau upsilon phi varphi chi psi omega "
+    "Gamma Delta Theta Lambda Xi Sigma Upsilon Phi Psi Omega"
+)
+GREEK: dict[str, str] = {name: name for name in _GREEK_NAMES.split(" ")}
+GREEK["lambda"] = "lamda"
+
+FUNCTION_MACROS: dict[str, str] = {
+    "exp": "exp",
+    "log": "log",
+    "ln": "ln",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "tanh": "tanh",
+    "max": "Max",
+    "min": "Min",
+}
+
+TEXT_MACROS = frozenset(
+    {
+        "text",
+        "mathrm",
+        "textrm",
+        "operatorname",
+        "mathit",
+        "textit",
+        "mathsf",
+        "textsf",
+        "mathbf",
+        "textbf",
+    }
+)
+SPACING = frozenset(
+    {
+        ",",
+        ";",
+        ":",
+        "!",
+        ">",
+        " ",
+        "quad",
+        "qquad",
+        "displaystyle",
+        "textstyle",
+        "big",
+        "Big",
+        "bigg",
+        "Bigg",
+        "bigl",
+        "bigr",
+        "Bigl",
+        "Bigr",
+        "biggl",
+        "biggr",
+        "Biggl",
+        "Biggr",
+    }
+)
+MUL_MACROS = frozenset({"cdot", "times", "ast"})
+OPEN = {"(": ")", "[": "]", "\\{": "\\}"}
+
+
+@dataclass(frozen=True)
+class Tok:
+    kind: str  # "cmd" | "char" | "text" | "end"
+    value: str  # macro name without backslash, the character, or the text macro name
+    offset: int
+    content: str = ""  # for "text": the raw contents of the braces
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of an ``=`` chain: an expression, or a label (``node is None``)."""
+
+    node: Node | None
+    offset: int
+    source: str
+
+
+def tokenize(text: str) -> list[Tok]:
+    toks: list[Tok] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch.isspace() or ch == "~":
+            i += 1
+            continue
+        if ch == "%":
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        if ch == "\\":
+            j = i + 1
+            if j < n and text[j].isalpha():
+                while j < n and text[j].isalpha():
+                    j += 1
+                name = text[i + 1 : j]
+                if name in TEXT_MACROS:
+                    k = j
+                    while k < n and text[k].isspace():
+                        k += 1
+                    if k >= n or text[k] != "{":
+                        raise FormulaError(f"\\{name} needs a {{...}} argument", i, text)
+                    depth, m = 1, k + 1
+                    while m < n and depth:
+                        depth += {"{": 1, "}": -1}.get(text[m], 0)
+                        m += 1
+                    if depth:
+                        raise FormulaError("unbalanced braces", k, text)
+                    toks.append(Tok("text", name, i, text[k + 1 : m - 1]))
+                    i = m
+                    continue
+                toks.append(Tok("cmd", name, i))
+                i = j
+                continue
+            if j < n:
+                toks.append(Tok("cmd", text[j], i))
+                i = j + 1
+                continue
+            raise FormulaError("lone backslash", i, text)
+        toks.append(Tok("char", ch, i))
+        i += 1
+    toks.append(Tok("end", "", n))
+    return [
+        t
+        for t in toks
+        if not (t.kind == "cmd" and t.value in SPACING)
+        and not (t.kind == "char" and t.value == "&")
+    ]
+
+
+_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _identifier(content: str) -> str | None:
+    s = content.strip()
+    if s and (s[0].isalpha() and s.isascii()) and all(c in _IDENT_CHARS for c in s):
+        return s
+    return None
+
+
+class _Parser:
+    def __init__(self, text: str, limits: Limits):
+        self.text = text
+        self.toks = tokenize(text)
+        self.i = 0
+        self.limits = limits
+
+    # -- token helpers -----------------------------------------------------------------------
+    @property
+    def tok(self) -> Tok:
+        return self.toks[self.i]
+
+    def advance(self) -> Tok:
+        t = self.toks[self.i]
+        if t.kind != "end":
+            self.i += 1
+        return t
+
+    def fail(self, message: str, tok: Tok | None = None) -> FormulaError:
+        return FormulaError(message, (tok or self.tok).offset, self.text)
+
+    def is_char(self, value: str, tok: Tok | None = None) -> bool:
+        t = tok or self.tok
+        return t.kind == "char" and t.value == value
+
+    def is_cmd(self, value: str, tok: Tok | None = None) -> bool:
+        t = tok or self.tok
+        return t.kind == "cmd" and t.value == value
+
+    def expect_char(self, value: str) -> Tok:
+        if not self.is_char(value):
+            raise self.fail(f"expected '{value}'{self.found()}")
+        return self.advance()
+
+    def found(self) -> str:
+        t = self.tok
+        if t.kind == "end":
+            return ", found the end"
+        if t.kind == "cmd":
+            return f", found \\{t.value}"
+        if t.kind == "text":
+            return f", found \\{t.value}{{{t.content}}}"
+        return f", found '{t.value}'"
+
+    # -- grammar -----------------------------------------------------------------------------
+    def sides(self) -> list[Side]:
+        out: list[Side] = []
+        while True:
+            start = self.tok.offset
+            if self.is_label():
+                out.append(Side(None, start, self.text[start : self.tok.offset].strip()))
+            else:
+                node = self.expr()
+                out.append(Side(node, start, self.text[start : self.tok.offset].strip()))
+            if self.is_char("="):
+                self.advance()
+                continue
+            if self.tok.kind != "end":
+                t = self.tok
+                if t.kind == "cmd" and t.value in {
+                    "approx",
+                    "le",
+                    "leq",
+                    "ge",
+                    "geq",
+                    "ne",
+                    "neq",
+                    "sim",
+                    "propto",
+                }:
+                    raise self.fail(f"relation \\{t.value} is not checked: only '=' chains are")
+                if t.kind == "char" and t.value in "<>":
+                    raise self.fail(f"relation '{t.value}' is not checked: only '=' chains are")
+                if self.is_char("}") or self.is_char(")") or self.is_char("]"):
+                    raise self.fail(f"unbalanced '{t.value}'")
+                raise self.fail(f"unexpected {self.found()[len(', found ') :]}")
+            return out
+
+    def is_label(self) -> bool:
+        """A side made only of a text macro (optionally with a subscript), ending at '=' or end."""
+        j = self.i
+        if self.toks[j].kind != "text":
+            return False
+        j += 1
+        if self.is_char("_", self.toks[j]):
+            j += 1
+            if self.is_char("{", self.toks[j]):
+                depth = 0
+                while self.toks[j].kind != "end":
+                    if self.is_char("{", self.toks[j]):
+                        depth += 1
+                    elif self.is_char("}", self.toks[j]):
+                        depth -= 1
+                        if depth == 0:
+                            j += 1
+                            break
+                    j += 1
+            else:
+                j += 1
+        end = self.toks[j]
+        if end.kind == "end" or self.is_char("=", end):
+            self.i = j
+            return True
+        return False
+
+    def expr(self) -> Node:
+        start = self.tok
+        if self.is_char("-") or self.is_char("+"):
+            neg = self.advance().value == "-"
+            first = self.term()
+            node: Node = Neg(first, start.offset) if neg else first
+        else:
+            node = self.term()
+        while self.is_char("+") or self.is_char("-"):
+            op = self.advance()
+            rhs = self.term()
+            node = BinOp("+" if op.value == "+" else "-", node, rhs, op.offset)
+        return node
+
+    def term(self) -> Node:
+        node = self.product()
+        while True:
+            t = self.tok
+            if self.is_char("*") or (t.kind == "cmd" and t.value in MUL_MACROS):
+                self.advance()
+                node = BinOp("*", node, self.signed_product(), t.offset)
+            elif self.is_char("/") or self.is_cmd("div"):
+                self.advance()
+                node = BinOp("/", node, self.signed_product(), t.offset)
+            else:
+                return node
+
+    def signed_product(self) -> Node:
+        if self.is_char("-"):
+            t = self.advance()
+            return Neg(self.signed_product(), t.offset)
+        return self.product()
+
+    def starts_factor(self) -> bool:
+        t = self.tok
+        if t.kind == "char":
+            return (t.value.isalnum() and t.value.isascii()) or t.value in "([{"
+        if t.kind == "text":
+            return True
+        if t.kind == "cmd":
+            return (
+                t.value in GREEK
+                or t.value in FUNCTION_MACROS
+                or t.value in {"frac", "dfrac", "tfrac", "sqrt", "left", "pi", "{"}
+            )
+        return False
+
+    def product(self) -> Node:
+        if not self.starts_factor():
+            t = self.tok
+            if t.kind == "cmd" and t.value not in MUL_MACROS | {"div", "right", "}"}:
+                raise self.fail(f"LaTeX command \\{t.value} is not supported here")
+            raise self.fail(f"expected an expression{self.found()}")
+        node = self.factor()
+        while self.starts_factor():
+            t = self.tok
+            node = BinOp("*", node, self.factor(), t.offset)
+        return node
+
+    def factor(self) -> Node:
+        start = self.tok
+        base, nameable = self.atom()
+        sub: tuple[str, Tok] | None = None
+        sup: Node | None = None
+        while self.is_char("_") or self.is_char("^") or self.is_char("'"):
+            t = self.advance()
+            if t.value == "'":
+                raise self.fail("primes are not supported; name the symbol with a subscript", t)
+            if t.value == "_":
+                if sub is not None:
+                    raise self.fail("double subscript", t)
+                sub = (self.subscript(), t)
+            else:
+                if sup is not None:
+                    raise self.fail("double superscript", t)
+                sup = self.argument("^")
+        if sub is not None:
+            if not (nameable and isinstance(base, Name)):
+                raise self.fail("a subscript must follow a letter or a name", sub[1])
+            base = Name(f"{base.id}_{sub[0]}", base.offset)
+        if sup is not None:
+            base = BinOp("**", base, sup, start.offset)
+        return base
+
+    def subscript(self) -> str:
+        t = self.tok
+        if t.kind == "char" and t.value.isascii() and t.value.isalnum():
+            self.advance()
+            return t.value
+        if t.kind == "cmd" and t.value in GREEK:
+            self.advance()
+            return GREEK[t.value]
+        if t.kind == "text":
+            self.advance()
+            ident = _identifier(t.content)
+            if ident is None:
+                raise self.fail(f"subscript text {t.content!r} is not an identifier", t)
+            return ident
+        if self.is_char("{"):
+            self.advance()
+            parts: list[str] = []
+            while not self.is_char("}"):
+                u = self.tok
+                if u.kind == "char" and u.value.isascii() and u.value.isalnum():
+                    parts.append(u.value)
+                elif u.kind == "cmd" and u.value in GREEK:
+                    parts.append(GREEK[u.value])
+                elif u.kind == "text" and _identifier(u.content):
+                    parts.append(_identifier(u.content) or "")
+                elif u.kind == "end":
+                    raise self.fail("unbalanced '{' in subscript", t)
+                else:
+                    raise self.fail(
+                        "a subscript may hold only letters, digits and Greek letters", u
+                    )
+                self.advance()
+            self.advance()
+            if not parts:
+                raise self.fail("empty subscript", t)
+            return "".join(parts)
+        raise self.fail(f"expected a subscript{self.found()}")
+
+    def argument(self, what: str) -> Node:
+        """A macro or script argument: a braced group or a single token (``^2``, ``\\frac12``)."""
+        t = self.tok
+        if self.is_char("{"):
+            self.advance()
+            node = self.expr()
+            self.expect_char("}")
+            return node
+        if t.kind == "char" and t.value.isdigit():
+            self.advance()
+            return Num(Fraction(int(t.value)), t.offset)
+        if t.kind == "char" and t.value.isascii() and t.value.isalpha():
+            self.advance()
+            return Name(t.value, t.offset)
+        if t.kind == "cmd" and t.value in GREEK:
+            self.advance()
+            return Name(GREEK[t.value], t.offset)
+        if self.is_cmd("pi"):
+            self.advance()
+            return Name("pi", t.offset)
+        if t.kind == "cmd" and t.value in {"frac", "dfrac", "tfrac", "sqrt"}:
+            node, _ = self.atom()
+            return node
+        if t.kind == "cmd" and t.value in {"top", "intercal", "prime", "dagger", "ast", "star"}:
+            raise self.fail(f"\\{t.value} is not supported in a {what} argument", t)
+        raise self.fail(f"expected an argument for {what}{self.found()}")
+
+    def atom(self) -> tuple[Node, bool]:
+        """Return the atom and whether a subscript may extend its name."""
+        t = self.tok
+        if t.kind == "char":
+            if t.value.isdigit():
+                return self.number(), False
+            if t.value.isascii() and t.value.isalpha():
+                self.advance()
+                return Name(t.value, t.offset), True
+            if t.value in "([":
+                self.advance()
+                node = self.expr()
+                self.expect_char(OPEN[t.value])
+                return node, False
+            if t.value == "{":
+                self.advance()
+                node = self.expr()
+                self.expect_char("}")
+                return node, False
+        if t.kind == "text":
+            self.advance()
+            ident = _identifier(t.content)
+            if ident is None:
+                raise self.fail(
+                    f"text {t.content!r} inside an expression (only a whole side may be a label)", t
+                )
+            return Name(ident, t.offset), True
+        if t.kind == "cmd":
+            name = t.value
+            if name in GREEK:
+                self.advance()
+                return Name(GREEK[name], t.offset), True
+            if name == "pi":
+                self.advance()
+                return Name("pi", t.offset), False
+            if name == "{":
+                self.advance()
+                node = self.expr()
+                if not self.is_cmd("}"):
+                    raise self.fail(f"expected '\\}}'{self.found()}")
+                self.advance()
+                return node, False
+            if name == "left":
+                return self.left_right(), False
+            if name in {"frac", "dfrac", "tfrac"}:
+                self.advance()
+                num = self.argument(f"\\{name}")
+                den = self.argument(f"\\{name}")
+                return BinOp("/", num, den, t.offset), False
+            if name == "sqrt":
+                self.advance()
+                index: Node | None = None
+                if self.is_char("["):
+                    self.advance()
+                    index = self.expr()
+                    self.expect_char("]")
+                radicand = self.argument("\\sqrt")
+                if index is None:
+                    return Call("sqrt", (radicand,), t.offset), False
+                return BinOp(
+                    "**",
+                    radicand,
+                    BinOp("/", Num(Fraction(1), t.offset), index, t.offset),
+                    t.offset,
+                ), False
+            if name in FUNCTION_MACROS:
+                return self.function(), False
+            raise self.fail(f"LaTeX command \\{name} is not supported here", t)
+        raise self.fail(f"expected an expression{self.found()}", t)
+
+    def left_right(self) -> Node:
+        t = self.advance()  # \left
+        d = self.advance()
+        if d.kind == "char" and d.value in "([":
+            close = OPEN[d.value]
+        elif d.kind == "cmd" and d.value == "{":
+            close = "\\}"
+        else:
+            raise self.fail("only \\left( \\left[ and \\left\\{ are supported", d)
+        node = self.expr()
+        if not self.is_cmd("right"):
+            raise self.fail(f"expected \\right{close}{self.found()}", self.tok)
+        self.advance()
+        e = self.advance()
+        got = e.value if e.kind == "char" else "\\" + e.value
+        if got != close:
+            raise self.fail(f"\\left{d.value} closed by \\right{got}", e)
+        del t
+        return node
+
+    def function(self) -> Node:
+        t = self.advance()
+        func = FUNCTION_MACROS[t.value]
+        base: Node | None = None
+        if func == "log" and self.is_char("_"):
+            self.advance()
+            base = self.argument("\\log_")
+        if self.is_char("^"):
+            raise self.fail(
+                f"powers of \\{t.value} are not supported; write (\\{t.value} x)^2", self.tok
+            )
+        args: list[Node]
+        if self.is_char("(") or self.is_cmd("left"):
+            if self.is_cmd("left"):
+                self.advance()
+                d = self.advance()
+                if not (d.kind == "char" and d.value == "("):
+                    raise self.fail("expected \\left( after a function", d)
+                close_cmd = True
+            else:
+                self.advance()
+                close_cmd = False
+            args = [self.expr()]
+            while self.is_char(","):
+                self.advance()
+                args.append(self.expr())
+            if close_cmd:
+                if not self.is_cmd("right"):
+                    raise self.fail(f"expected \\right){self.found()}")
+                self.advance()
+            self.expect_char(")")
+        else:
+            args = [self.factor()]
+        if base is not None:
+            args.append(base)
+        if func in {"Max", "Min"}:
+            if len(args) < 2:
+                raise self.fail(f"\\{t.value} needs at least two arguments", t)
+        elif len(args) != (2 if base is not None else 1):
+            raise self.fail(f"\\{t.value} takes one argument", t)
+        return Call(func, tuple(args), t.offset)
+
+    def number(self) -> Node:
+        t = self.tok
+        digits = ""
+        seen_dot = False
+        last_end = t.offset
+        while True:
+            u = self.tok
+            if u.kind == "char" and u.value.isdigit() and u.offset == last_end:
+                digits += u.value
+                last_end = u.offset + 1
+                self.advance()
+            elif (
+                u.kind == "char"
+                and u.value == "."
+                and not seen_dot
+                and u.offset == last_end
+                and self.toks[self.i + 1].kind == "char"
+                and self.toks[self.i + 1].value.isdigit()
+            ):
+                seen_dot = True
+                digits += "."
+                last_end = u.offset + 1
+                self.advance()
+            elif (
+                self.is_char("{")
+                and u.offset == last_end
+                and self.is_char(",", self.toks[self.i + 1])
+                and self.is_char("}", self.toks[self.i + 2])
+                and self.toks[self.i + 3].kind == "char"
+                and self.toks[self.i + 3].value.isdigit()
+            ):
+                self.i += 3
+                last_end = self.tok.offset
+            else:
+                break
+            if len(digits) > self.limits.max_literal_digits:
+                raise self.fail("number too long", t)
+        return Num(Fraction(digits), t.offset)
+
+
+def parse_latex_sides(text: str, *, limits: Limits = DEFAULT_LIMITS) -> list[Side]:
+    """Parse an ``=`` chain into its sides (labels have ``node=None``)."""
+    if len(text) > limits.max_length:
+        raise FormulaError(f"LaTeX longer than {limits.max_length} characters", 0, text)
+    if not text.strip():
+        raise FormulaError("empty equation", 0, text)
+    parser = _Parser(text, limits)
+    if len(parser.toks) > limits.max_nodes * 4:
+        raise FormulaError("equation too long", 0, text)
+    try:
+        sides = parser.sides()
+    except RecursionError:
+        raise FormulaError("equation too deeply nested", 0, text) from None
+    total = sum(node_count(s.node) for s in sides if s.node is not None)
+    if total > limits.max_nodes * 4:
+        raise FormulaError("equation has too many terms", 0, text)
+    for side in sides:
+        if side.node is not None:
+            check_constants(side.node, limits=limits, text=text)
+    return sides
+
+
+def parse_latex(text: str, *, limits: Limits = DEFAULT_LIMITS) -> Node:
+    """Parse LaTeX that shows exactly one expression (labels allowed around ``=``)."""
+    sides = [s for s in parse_latex_sides(text, limits=limits) if s.node is not None]
+    if len(sides) != 1:
+        raise FormulaError(f"expected one expression, found {len(sides)}", 0, text)
+    node = sides[0].node
+    assert node is not None
+    return node
+
+
+__all__ = ["GREEK", "Side", "parse_latex", "parse_latex_sides", "tokenize"]

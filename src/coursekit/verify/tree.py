@@ -1,0 +1,133 @@
+"""A tiny expression tree shared by the formula parser and the LaTeX parser.
+
+Both front ends (:mod:`coursekit.verify.expr` for the Python-syntax formulas an author declares,
+:mod:`coursekit.verify.latex` for the LaTeX a reader sees) produce these nodes; only
+:func:`coursekit.verify.expr.to_sympy` turns them into sympy objects.  Keeping a sympy-free
+intermediate form means syntax checking, dependency analysis between formulas and cycle detection
+all run without importing sympy, and that the two front ends cannot disagree on what a name or an
+operator means.
+
+Every node records ``offset``: the character offset, in the text it was parsed from, of the start
+of the construct, so a caller can point at ``file:line:col``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+BinaryOp = Literal["+", "-", "*", "/", "**"]
+
+
+@dataclass(frozen=True)
+class Num:
+    """An exact number (integers and decimals are kept exact as fractions)."""
+
+    value: Fraction
+    offset: int
+
+
+@dataclass(frozen=True)
+class Name:
+    """A symbol, a declared formula or a named constant (``pi``)."""
+
+    id: str
+    offset: int
+
+
+@dataclass(frozen=True)
+class Neg:
+    operand: Node
+    offset: int
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: BinaryOp
+    left: Node
+    right: Node
+    offset: int
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call to one of the whitelisted functions in :data:`FUNCTIONS`."""
+
+    func: str
+    args: tuple[Node, ...]
+    offset: int
+
+
+Node = Num | Name | Neg | BinOp | Call
+
+#: Whitelisted functions: name -> (minimum, maximum) number of arguments.
+FUNCTIONS: dict[str, tuple[int, int]] = {
+    "sqrt": (1, 1),
+    "exp": (1, 1),
+    "log": (1, 2),
+    "ln": (1, 1),
+    "sin": (1, 1),
+    "cos": (1, 1),
+    "tan": (1, 1),
+    "tanh": (1, 1),
+    "sigmoid": (1, 1),
+    "Abs": (1, 1),
+    "floor": (1, 1),
+    "ceiling": (1, 1),
+    "Max": (2, 16),
+    "Min": (2, 16),
+}
+
+#: Names that denote constants rather than symbols.
+CONSTANTS: frozenset[str] = frozenset({"pi"})
+
+
+def free_names(node: Node) -> set[str]:
+    """Every :class:`Name` in ``node`` (symbols, formulas and constants alike)."""
+    out: set[str] = set()
+    stack: list[Node] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Name):
+            out.add(n.id)
+        elif isinstance(n, Neg):
+            stack.append(n.operand)
+        elif isinstance(n, BinOp):
+            stack.extend((n.left, n.right))
+        elif isinstance(n, Call):
+            stack.extend(n.args)
+    return out
+
+
+def first_offset(node: Node, name: str) -> int | None:
+    """Offset of the first occurrence of ``name`` in ``node`` (for pointing at a use)."""
+    best: int | None = None
+    stack: list[Node] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Name):
+            if n.id == name and (best is None or n.offset < best):
+                best = n.offset
+        elif isinstance(n, Neg):
+            stack.append(n.operand)
+        elif isinstance(n, BinOp):
+            stack.extend((n.left, n.right))
+        elif isinstance(n, Call):
+            stack.extend(n.args)
+    return best
+
+
+def node_count(node: Node) -> int:
+    count = 0
+    stack: list[Node] = [node]
+    while stack:
+        n = stack.pop()
+        count += 1
+        if isinstance(n, Neg):
+            stack.append(n.operand)
+        elif isinstance(n, BinOp):
+            stack.extend((n.left, n.right))
+        elif isinstance(n, Call):
+            stack.extend(n.args)
+    return count

@@ -1,0 +1,154 @@
+"""The reader's LaTeX, parsed to the same names and expressions as the declared formulas."""
+
+from __future__ import annotations
+
+import pytest
+
+from coursekit.verify.claims import Context, check_equation_latex
+from coursekit.verify.expr import FormulaError, SymbolTable, parse_formula, to_sympy
+from coursekit.verify.latex import parse_latex, parse_latex_sides
+
+TABLE = SymbolTable({"positive": ["T", "d", "d_h", "d_x", "d_k", "d_v"], "integer": ["T"]})
+
+
+def latex(text: str) -> object:
+    return to_sympy(parse_latex(text), TABLE)
+
+
+def formula(text: str) -> object:
+    return to_sympy(parse_formula(text), TABLE)
+
+
+@pytest.mark.parametrize(
+    ("tex", "py"),
+    [
+        (r"2Td^2", "2*T*d**2"),
+        (r"2T^2 d", "2*T**2*d"),
+        (r"\frac{T}{d}", "T/d"),
+        (r"T(d_h^2 + d_h d_x)", "T*(d_h**2 + d_h*d_x)"),
+        (r"T\,(d_h^2 + d_h d_x)", "T*(d_h**2 + d_h*d_x)"),
+        (r"T\,\left(d_h^{2} + d_h\, d_x\right)", "T*(d_h**2 + d_h*d_x)"),
+        (r"T^2 d_k + T^2 d_v", "T**2*d_k + T**2*d_v"),
+        (r"2 \cdot 50 \cdot 512^2", "26214400"),
+        (r"26{,}214{,}400", "26214400"),
+        (r"2 \times 50^2 \times 512", "2560000"),
+        (r"\frac{1000}{512}", "1000/512"),
+        (r"\frac12 T", "T/2"),
+        (r"T/2d", "T/(2*d)"),
+        (r"x^23", "3*x**2"),
+        (r"W_{hh} h", "W_hh*h"),
+        (r"\alpha_{ij} v_j", "alpha_ij*v_j"),
+        (r"d_{\text{model}}", "d_model"),
+        (r"\sqrt{d_k}", "sqrt(d_k)"),
+        (r"\sqrt[3]{x}", "x**(1/3)"),
+        (r"\exp(-x) + \tanh x", "exp(-x) + tanh(x)"),
+        (r"\log_2 T", "log(T, 2)"),
+        (r"\max(T, d)", "Max(T, d)"),
+        (r"-T^2 + 1.5", "-T**2 + 1.5"),
+        (r"\lambda \pi", "lamda*pi"),
+        (r"\frac{\mathrm{grid}}{\mathrm{recurrence}}", "grid/recurrence"),
+    ],
+)
+def test_latex_agrees_with_formula_syntax(tex: str, py: str) -> None:
+    assert latex(tex) == formula(py)
+
+
+def test_equals_chain_and_labels() -> None:
+    sides = parse_latex_sides(r"\text{recurrence} = T\,(d_h^2 + d_h d_x) = T d_h^2 + T d_h d_x")
+    assert sides[0].node is None and sides[0].source == r"\text{recurrence}"
+    assert [s.node is not None for s in sides] == [False, True, True]
+    sides = parse_latex_sides(r"\mathrm{cost}_{\text{rec}} = 2Td^2")
+    assert sides[0].node is None
+
+
+@pytest.mark.parametrize(
+    ("tex", "message"),
+    [
+        (r"a \approx b", "only '=' chains"),
+        (r"\foo", "not supported"),
+        (r"x_{i+1}", "subscript"),
+        (r"(a", "expected ')'"),
+        (r"a)", "unbalanced"),
+        (r"2^{9^{9}}", "exceeds the limit"),
+        (r"\text{a label} + 1", "inside an expression"),
+        (r"x'", "primes"),
+        (r"\frac{1}{0}", "division by zero"),
+        ("", "empty"),
+        ("x" * 5000, "longer than"),
+    ],
+)
+def test_unsupported_latex_is_an_error_with_offset(tex: str, message: str) -> None:
+    with pytest.raises(FormulaError) as info:
+        parse_latex_sides(tex)
+    assert message in info.value.message
+    assert 0 <= info.value.offset <= len(tex)
+
+
+def test_error_offset_points_into_the_latex() -> None:
+    with pytest.raises(FormulaError) as info:
+        parse_latex(r"T\,(d_h^2 + \foo)")
+    assert info.value.offset == len(r"T\,(d_h^2 + ")
+
+
+CTX = Context(
+    {"positive": ["T", "d", "d_h", "d_x", "d_k", "d_v"], "integer": ["T"]},
+    {
+        "recurrence": "T*(d_h**2 + d_h*d_x)",
+        "grid": "T**2*d_k + T**2*d_v",
+        "ratio": "T/d",
+        "rec_equal": "2*T*d**2",
+        "grid_equal": "2*T**2*d",
+    },
+)
+
+
+@pytest.mark.parametrize(
+    ("tex", "name"),
+    [
+        (r"T\,(d_h^2 + d_h d_x)", "recurrence"),
+        (r"\text{recurrence} = T(d_h^2 + d_h d_x)", "recurrence"),
+        (r"T^2 d_k + T^2 d_v", "grid"),
+        (r"T^2 (d_k + d_v)", "grid"),
+        (r"\frac{T}{d}", "ratio"),
+        (r"T/d", "ratio"),
+        (r"2Td^2", "rec_equal"),
+        (r"2T^2 d", "grid_equal"),
+        (r"\mathrm{grid_equal} = 2T^2d", "grid_equal"),
+    ],
+)
+def test_lesson_equations_match_their_formulas(tex: str, name: str) -> None:
+    result = check_equation_latex(tex, name, CTX, name=name)
+    assert result.status == "ok", result.message
+
+
+@pytest.mark.parametrize(
+    ("tex", "name"),
+    [
+        (r"\frac{d}{T}", "ratio"),
+        (r"3Td^2", "rec_equal"),
+        (r"T\,(d_h^2 + d_x^2)", "recurrence"),
+        (r"\text{grid} = T^2 d_k + T^2 d_v = 2T^2 d_k", "grid"),
+    ],
+)
+def test_mismatched_equations_fail_showing_both(tex: str, name: str) -> None:
+    result = check_equation_latex(tex, name, CTX, name=name)
+    assert result.status == "false"
+    assert "the equation shows" in result.message and "but" in result.message
+
+
+def test_mismatch_message_and_offset() -> None:
+    result = check_equation_latex(r"\text{ratio} = \frac{d}{T}", "ratio", CTX, name="ratio")
+    assert result.status == "false"
+    assert "d/T" in result.message and "T/d" in result.message
+    assert result.offset == len(r"\text{ratio} = ")
+
+
+def test_standalone_check_without_context() -> None:
+    assert check_equation_latex(r"\frac{T}{d}", "T/d").ok
+    assert check_equation_latex(r"\frac{d}{T}", "T/d").status == "false"
+
+
+def test_equation_syntax_error_is_an_error_result() -> None:
+    result = check_equation_latex(r"\frac{T}{", "ratio", CTX, name="ratio")
+    assert result.status == "error"
+    assert result.offset is not None
