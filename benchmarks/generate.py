@@ -284,8 +284,13 @@ def counting_lesson(cid: str, d: int) -> str:
 
 def big_lesson(cid: str, d: int, previous: str | None) -> str:
     t1, t2 = 50, 2 * d + 8
-    rec = lambda t: t * (d * d + d * d)  # noqa: E731
-    grid = lambda t: t * t * d + t * t * d  # noqa: E731
+
+    def rec(t: int) -> int:
+        return t * (d * d + d * d)
+
+    def grid(t: int) -> int:
+        return t * t * d + t * t * d
+
     ew = "{d_h: d, d_x: d, d_k: d, d_v: d}"
     front = f"""\
 assume:
