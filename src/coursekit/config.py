@@ -1,10 +1,30 @@
-"""Configuration from `[tool.coursekit]` in the project's pyproject.toml."""
+"""Configuration from `[tool.coursekit]` in the project's pyproject.toml.
+
+    [tool.coursekit]
+    course = "course"                     # the course folder, relative to pyproject.toml
+    select = ["CK"]                       # codes, prefixes ("CK3") or rule names
+    ignore = ["CK110", "unused-suppression"]
+    output-format = "text"                # text | json | github | sarif (what `check` prints)
+    sympy-seconds = 5                     # limits: here, or in [tool.coursekit.limits]
+    exec-seconds = 10
+    exec-memory-mb = 1024
+    exec-output-kb = 1024
+
+    [tool.coursekit.per-file-ignores]
+    "course/I/*/chapter.yaml" = ["CK3"]   # fnmatch patterns, project-relative
+
+Any mistake (an unknown key, a wrong type, a selector that names no rule, a limit that is not
+positive) is a `ConfigError`: the command line reports it as a usage error (exit 2).
+"""
 
 from __future__ import annotations
 
+import difflib
+import math
 import tomllib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 
@@ -34,13 +54,17 @@ class Config:
         return repr(self)
 
 
-_KEYS = {"course", "select", "ignore", "per-file-ignores", "limits", "output-format"}
 _LIMIT_KEYS = {
     "sympy-seconds": "sympy_seconds",
     "exec-seconds": "exec_seconds",
     "exec-memory-mb": "exec_memory_mb",
     "exec-output-kb": "exec_output_kb",
 }
+_INT_LIMITS = {"exec_memory_mb", "exec_output_kb"}
+_KEYS = {"course", "select", "ignore", "per-file-ignores", "limits", "output-format", *_LIMIT_KEYS}
+_FORMATS = ("text", "json", "github", "sarif")
+
+Known = Callable[[str], bool]
 
 
 def load_config(project_root: Path) -> Config:
@@ -51,34 +75,123 @@ def load_config(project_root: Path) -> Config:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"{path.name}: {exc}") from None
-    table = data.get("tool", {}).get("coursekit", {})
+    tool = data.get("tool", {})
+    table = tool.get("coursekit", {}) if isinstance(tool, dict) else {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path.name}: [tool.coursekit] must be a table")
     return parse_config(table, path.name)
 
 
-def parse_config(table: dict[str, Any], origin: str = "pyproject.toml") -> Config:
-    unknown = set(table) - _KEYS
-    if unknown:
-        raise ConfigError(
-            f"{origin}: unknown key(s) in [tool.coursekit]: {', '.join(sorted(unknown))}"
+def parse_config(
+    table: dict[str, Any],
+    origin: str = "pyproject.toml",
+    known_selector: Known | None = None,
+    formats: Iterable[str] | None = None,
+) -> Config:
+    """Validate `[tool.coursekit]`; `known_selector` and `formats` default to the live registries."""
+    where = f"{origin}: [tool.coursekit]"
+    _no_unknown(table, _KEYS, where)
+    known = known_selector or _registry_selector
+    limits = _limits(table, where)
+    course = table.get("course", "course")
+    if not isinstance(course, str) or not course.strip():
+        raise ConfigError(f"{where} 'course' must be a folder name (a string), got {course!r}")
+    if PurePosixPath(course).is_absolute() or ".." in PurePosixPath(course).parts:
+        raise ConfigError(f"{where} 'course' must be a folder inside the project, got {course!r}")
+    select = _selectors(table, "select", where, known)
+    ignore = _selectors(table, "ignore", where, known)
+    per_file_table = table.get("per-file-ignores", {})
+    if not isinstance(per_file_table, dict):
+        raise ConfigError(f"{where} 'per-file-ignores' must be a table of pattern = [codes]")
+    per_file: dict[str, tuple[str, ...]] = {}
+    for pattern, codes in per_file_table.items():
+        per_file[str(pattern)] = _selector_list(
+            codes, f'{where} per-file-ignores."{pattern}"', known
         )
-    limits_table = table.get("limits", {})
-    bad = set(limits_table) - set(_LIMIT_KEYS)
-    if bad:
-        raise ConfigError(
-            f"{origin}: unknown key(s) in [tool.coursekit.limits]: {', '.join(sorted(bad))}"
-        )
+    output_format = table.get("output-format")
+    if output_format is not None:
+        allowed = sorted(set(formats if formats is not None else _formats()))
+        if not isinstance(output_format, str) or output_format not in allowed:
+            raise ConfigError(
+                f"{where} 'output-format' is {output_format!r}; expected one of {', '.join(allowed)}"
+            )
+    return Config(
+        course=course,
+        select=select,
+        ignore=ignore,
+        per_file_ignores=per_file,
+        limits=limits,
+        output_format=output_format,
+    )
+
+
+def _no_unknown(table: dict[str, Any], allowed: Iterable[str], where: str) -> None:
+    allowed = sorted(allowed)
+    for key in table:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            hint = f"; did you mean '{close[0]}'?" if close else f" (known: {', '.join(allowed)})"
+            raise ConfigError(f"{where}: unknown key '{key}'{hint}")
+
+
+def _limits(table: dict[str, Any], where: str) -> Limits:
+    sub = table.get("limits", {})
+    if not isinstance(sub, dict):
+        raise ConfigError(f"{where} 'limits' must be a table")
+    _no_unknown(sub, _LIMIT_KEYS, f"{where.removesuffix(']')}.limits]")
+    values: dict[str, float | int] = {}
+    for key, name in _LIMIT_KEYS.items():
+        if key in table and key in sub:
+            raise ConfigError(f"{where} '{key}' is set twice (top level and in limits)")
+        if key not in table and key not in sub:
+            continue
+        raw = table.get(key, sub.get(key))
+        if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+            raise ConfigError(f"{where} '{key}' must be a number, got {raw!r}")
+        if raw <= 0:
+            raise ConfigError(f"{where} '{key}' must be positive, got {raw!r}")
+        if name in _INT_LIMITS:
+            if isinstance(raw, float) and not raw.is_integer():
+                raise ConfigError(f"{where} '{key}' must be a whole number, got {raw!r}")
+            values[name] = int(raw)
+        else:
+            values[name] = float(raw)
+    return Limits(**values)  # type: ignore[arg-type]
+
+
+def _selectors(table: dict[str, Any], key: str, where: str, known: Known) -> tuple[str, ...]:
+    if key not in table:
+        return ()
+    return _selector_list(table[key], f"{where} '{key}'", known)
+
+
+def _selector_list(value: Any, where: str, known: Known) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list):
+        raise ConfigError(f"{where} must be a list of rule codes or names, got {value!r}")
+    result: list[str] = []
+    for item in value:
+        if not isinstance(item, str) or not item.strip():
+            raise ConfigError(f"{where}: {item!r} is not a rule code or name")
+        if not known(item.strip()):
+            raise ConfigError(
+                f"{where}: '{item}' matches no rule (a code like CK301, a prefix like CK3, "
+                "or a rule name; see `coursekit rules`)"
+            )
+        result.append(item.strip())
+    return tuple(result)
+
+
+def _registry_selector(selector: str) -> bool:
+    """Matched the way the engine matches: a code, a code prefix, or a rule's name."""
+    from coursekit.rules import REGISTRY
+
+    upper = selector.upper()
+    return any(rule.code.startswith(upper) or rule.name == selector for rule in REGISTRY.values())
+
+
+def _formats() -> list[str]:
     try:
-        limits = Limits(**{_LIMIT_KEYS[key]: value for key, value in limits_table.items()})
-        per_file = {
-            str(k): tuple(str(c) for c in v) for k, v in table.get("per-file-ignores", {}).items()
-        }
-        return Config(
-            course=str(table.get("course", "course")),
-            select=tuple(str(code) for code in table.get("select", ())),
-            ignore=tuple(str(code) for code in table.get("ignore", ())),
-            per_file_ignores=per_file,
-            limits=limits,
-            output_format=table.get("output-format"),
-        )
-    except (TypeError, AttributeError) as exc:
-        raise ConfigError(f"{origin}: [tool.coursekit] {exc}") from None
+        from coursekit.report import REPORTERS
+    except ImportError:  # pragma: no cover - the reporters are part of the package
+        return list(_FORMATS)
+    return list(REPORTERS) or list(_FORMATS)

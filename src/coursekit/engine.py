@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coursekit import suppress
 from coursekit.config import Config
 from coursekit.diagnostics import Diagnostic
 from coursekit.load import load_course
@@ -115,7 +116,7 @@ def check(
         d for d in diagnostics if d.code not in names or enabled(names[d.code], project.config)
     ]
     diagnostics += run_rules(ctx)
-    diagnostics = [d for d in diagnostics if not _ignored_per_file(d, project.config)]
+    diagnostics = suppress.apply(diagnostics, loaded.course.texts, project.config)
     diagnostics = sorted(set(narrow(diagnostics, paths)))
     return CheckResult(course=loaded.course, diagnostics=diagnostics)
 

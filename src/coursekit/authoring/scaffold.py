@@ -1,0 +1,434 @@
+"""`coursekit new`: allocate the next id, write files that pass `check`, register them.
+
+Every function here plans; nothing writes. The plan is a `Changeset` of new files plus the
+parent manifest, edited through `YamlEditor` so that only the registering lines change.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from coursekit.authoring.changes import ChangeError, Changeset
+from coursekit.authoring.yamledit import EditError, YamlEditor, render_scalar
+from coursekit.load import LoadResult, codes
+from coursekit.model.tree import Chapter, Course
+
+BROKEN = {codes.YAML_SYNTAX, codes.UNREADABLE}
+_ROMAN = [
+    (1000, "M"),
+    (900, "CM"),
+    (500, "D"),
+    (400, "CD"),
+    (100, "C"),
+    (90, "XC"),
+    (50, "L"),
+    (40, "XL"),
+    (10, "X"),
+    (9, "IX"),
+    (5, "V"),
+    (4, "IV"),
+    (1, "I"),
+]
+_AREA = re.compile(r"^[A-Z]{2,4}$")
+_APPARATUS = re.compile(r"^0\.(?P<area>[A-Z]{2,4})\.(?P<nn>[0-9]{2})$")
+_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+class ScaffoldError(Exception):
+    """Something `new` cannot do as asked (a usage problem: exit 2)."""
+
+
+# Ids ----------------------------------------------------------------------------------------
+
+
+def to_roman(number: int) -> str:
+    if not 0 < number < 4000:
+        raise ValueError(f"{number} has no Roman numeral here")
+    out = []
+    for value, letters in _ROMAN:
+        while number >= value:
+            out.append(letters)
+            number -= value
+    return "".join(out)
+
+
+def from_roman(text: str) -> int | None:
+    values = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+    if not text or any(ch not in values for ch in text):
+        return None
+    total = 0
+    for index, ch in enumerate(text):
+        value = values[ch]
+        if index + 1 < len(text) and values[text[index + 1]] > value:
+            total -= value
+        else:
+            total += value
+    return total if total > 0 and to_roman(total) == text else None
+
+
+def slugify(title: str, limit: int = 48) -> str:
+    """'Self-attention: the sequence asks itself' -> 'self-attention-the-sequence-asks-itself'."""
+    ascii_text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    slug = ""
+    for word in words:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > limit and slug:
+            break
+        slug = candidate
+    return slug[:limit].strip("-")
+
+
+def next_book_id(listed: list[str]) -> str:
+    numbers = [n for n in (from_roman(b) for b in listed) if n is not None]
+    return to_roman(max(numbers, default=0) + 1)
+
+
+def next_chapter_number(book_id: str, listed: list[str], folders: list[str]) -> int:
+    used = [0]
+    for chapter_id in listed:
+        book, _, number = chapter_id.partition(".")
+        if book == book_id and number.isdigit():
+            used.append(int(number))
+    for name in folders:
+        head = name.split("-", 1)[0]
+        if head.isdigit():
+            used.append(int(head))
+    return max(used) + 1
+
+
+def next_apparatus_id(area: str, existing: list[str]) -> str:
+    numbers = [0]
+    for entry in existing:
+        match = _APPARATUS.match(entry)
+        if match and match["area"] == area:
+            numbers.append(int(match["nn"]))
+    nxt = max(numbers) + 1
+    if nxt > 99:
+        raise ScaffoldError(f"area {area} has no apparatus number left after 0.{area}.99")
+    return f"0.{area}.{nxt:02d}"
+
+
+# Placeholders: neutral sentences, derived from the title, that say what is still to come. ----
+
+
+def thesis_placeholder(title: str) -> str:
+    return f"The central claim of the chapter on {_plain_title(title)} is to be stated in this one sentence."
+
+
+def _plain_title(title: str) -> str:
+    return title.strip().rstrip(".")
+
+
+# The plan -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Scaffolder:
+    root: Path  # the project root
+    course_dir: Path
+    loaded: LoadResult
+
+    def __post_init__(self) -> None:
+        self.changes = Changeset(self.root)
+        self.created: list[str] = []  # ids, for the summary
+
+    @property
+    def course(self) -> Course:
+        return self.loaded.course
+
+    # Helpers -------------------------------------------------------------------------------
+
+    def _abs(self, rel: str) -> Path:
+        return (self.root / rel).absolute()
+
+    def _broken(self, rel: str) -> bool:
+        return any(d.path == rel and d.code in BROKEN for d in self.loaded.diagnostics)
+
+    def _edit(self, rel: str) -> tuple[Path, str, YamlEditor]:
+        if self._broken(rel):
+            raise ScaffoldError(f"{rel} has YAML errors; fix them first (it is never rewritten)")
+        path = self._abs(rel)
+        planned = self.changes.current(path)
+        original = self.course.texts.get(rel)
+        if original is None:
+            try:
+                original = path.read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ScaffoldError(f"{rel}: cannot read it: {exc}") from None
+        try:
+            return path, original, YamlEditor(planned if planned is not None else original, rel)
+        except EditError as exc:
+            raise ScaffoldError(str(exc)) from None
+
+    def _register(self, rel: str, key: str, value: object, index: int | None = None) -> None:
+        path, original, editor = self._edit(rel)
+        try:
+            if index is None:
+                editor.append((key,), value)
+            else:
+                editor.insert((key,), index, value)
+        except EditError as exc:
+            raise ScaffoldError(str(exc)) from None
+        self.changes.update(path, original, editor.text)
+
+    def _create(self, path: Path, text: str) -> None:
+        try:
+            self.changes.create(path, text)
+        except ChangeError as exc:
+            raise ScaffoldError(str(exc)) from None
+
+    def _modeline(self, path: Path, schema: str) -> str:
+        target = self.root / "schemas" / f"{schema}.schema.json"
+        relative = Path(os.path.relpath(target, path.parent)).as_posix()
+        return f"# yaml-language-server: $schema={relative}\n"
+
+    def _chapter(self, chapter_id: str) -> Chapter:
+        chapter = self.course.chapters.get(chapter_id)
+        if chapter is None:
+            known = ", ".join(sorted(self.course.chapters)) or "none"
+            raise ScaffoldError(f"no chapter '{chapter_id}' in the course (known: {known})")
+        if self._broken(chapter.path):
+            raise ScaffoldError(f"{chapter.path} has YAML errors; fix them first")
+        return chapter
+
+    def _slug(self, title: str, given: str | None) -> str:
+        slug = given if given is not None else slugify(title)
+        if not _SLUG.match(slug):
+            raise ScaffoldError(
+                f"'{slug}' is not a usable id (lowercase letters, digits and single hyphens); "
+                "pass --id"
+            )
+        return slug
+
+    # Book ----------------------------------------------------------------------------------
+
+    def new_book(self, title: str, summary: str | None = None) -> str:
+        manifest = self.course.manifest
+        if manifest is None:
+            raise ScaffoldError(f"{self.course.manifest_path or 'course.yaml'} did not load")
+        book_id = next_book_id(manifest.books)
+        path = self.course_dir / book_id / "book.yaml"
+        text = (
+            self._modeline(path, "book")
+            + f"id: {render_scalar(book_id)}\n"
+            + f"title: {render_scalar(title)}\n"
+            + f"summary: {render_scalar(summary or f'The chapters of {_plain_title(title)}, in reading order.')}\n"
+            + "chapters: []\n"
+        )
+        self._create(path, text)
+        self._register(self.course.manifest_path, "books", book_id)
+        self.created.append(f"book {book_id}")
+        return book_id
+
+    # Chapter -------------------------------------------------------------------------------
+
+    def new_chapter(
+        self, book_id: str, title: str, authors: list[str], slug: str | None = None
+    ) -> str:
+        book = self.course.books.get(book_id)
+        if book is None:
+            raise ScaffoldError(f"no book '{book_id}' in the course")
+        if book_id == "0":
+            raise ScaffoldError("Book 0 holds the apparatus; use `coursekit new apparatus`")
+        manifest = self.course.manifest
+        if manifest is None or not manifest.maturity:
+            raise ScaffoldError("the course defines no maturity ladder")
+        book_dir = self._abs(book.dir)
+        folders = [p.name for p in book_dir.iterdir() if p.is_dir()] if book_dir.is_dir() else []
+        number = next_chapter_number(book_id, book.manifest.chapters, folders)
+        chapter_id = f"{book_id}.{number}"
+        folder = book_dir / f"{number}-{self._slug(title, slug)}"
+        path = folder / "chapter.yaml"
+        thesis = thesis_placeholder(title)
+        name = _plain_title(title)
+        lines = [
+            self._modeline(path, "chapter").rstrip("\n"),
+            f"id: {chapter_id}",
+            f"title: {render_scalar(title)}",
+            f"authors: [{', '.join(render_scalar(a, flow=True) for a in authors)}]",
+            f"thesis: {render_scalar(thesis)}",
+            f"dek: {render_scalar(f'A one-line summary of {name} follows once the chapter is drafted.')}",
+            f"problem: {render_scalar(f'The problem that opens {name} is described here once the chapter is drafted.')}",
+            f"maturity: {render_scalar(manifest.maturity[0].id)}",
+            "status: draft",
+            "apparatus: []",
+            "notation: []",
+            "propositions:",
+            "  - number: 1",
+            f"    claim: {render_scalar(thesis)}",
+            f"    gloss: {render_scalar(f'Why the central claim of {name} holds is set out here once the chapter is drafted.')}",
+            "figures: []",
+            "items: []",
+            "problems: []",
+            "exercises: []",
+        ]
+        self._create(path, "\n".join(lines) + "\n")
+        self._register(book.path, "chapters", chapter_id)
+        self.created.append(f"chapter {chapter_id}")
+        return chapter_id
+
+    # Lesson --------------------------------------------------------------------------------
+
+    def new_lesson(
+        self,
+        chapter_id: str,
+        title: str | None,
+        strand: str | None,
+        reading_time: int = 10,
+        slug: str | None = None,
+    ) -> str:
+        chapter = self._chapter(chapter_id)
+        manifest = chapter.manifest
+        planned_index = None
+        if slug is not None:
+            for index, item in enumerate(manifest.items):
+                if item.planned == slug:
+                    planned_index = index
+                    title = title or item.title
+                    strand = strand or item.strand
+        if title is None:
+            raise ScaffoldError("a lesson needs --title (or --id of a planned item)")
+        lesson_id = self._slug(title, slug)
+        if planned_index is None and any(item.id == lesson_id for item in manifest.items):
+            raise ScaffoldError(f"'{lesson_id}' is already an item of {chapter_id}")
+        strands = [s.id for s in self.course.manifest.strands] if self.course.manifest else []
+        if strand is None:
+            raise ScaffoldError(f"a lesson needs --strand ({', '.join(strands)})")
+        if strands and strand not in strands:
+            raise ScaffoldError(f"unknown strand '{strand}' (known: {', '.join(strands)})")
+        path = self._abs(chapter.dir) / "lessons" / f"{lesson_id}.md"
+        body = (
+            "This lesson is a draft. Its text is written here, and its formulas, claims, quiz "
+            "and further reading are declared in the front matter above as they are added.\n"
+        )
+        text = (
+            "---\n"
+            f"title: {render_scalar(title)}\n"
+            f"strand: {render_scalar(strand)}\n"
+            f"reading_time: {int(reading_time)}\n"
+            "---\n\n" + body
+        )
+        self._create(path, text)
+        if planned_index is None:
+            self._register(chapter.path, "items", {"lesson": lesson_id})
+        else:
+            self._replace_planned(chapter.path, planned_index, lesson_id)
+        self.created.append(f"lesson {chapter_id}/{lesson_id}")
+        return lesson_id
+
+    def _replace_planned(self, rel: str, index: int, lesson_id: str) -> None:
+        path, original, editor = self._edit(rel)
+        try:
+            editor.replace_item(("items",), index, {"lesson": lesson_id})
+        except EditError as exc:
+            raise ScaffoldError(str(exc)) from None
+        self.changes.update(path, original, editor.text)
+
+    # Problem and exercise ------------------------------------------------------------------
+
+    def new_problem(
+        self, chapter_id: str, title: str, variant: str | None = None, slug: str | None = None
+    ) -> str:
+        chapter = self._chapter(chapter_id)
+        problem_id = self._slug(title, slug)
+        if problem_id in chapter.manifest.problems:
+            raise ScaffoldError(f"problem '{problem_id}' is already listed in {chapter_id}")
+        folder = self._abs(chapter.dir) / "problems" / problem_id
+        name = _plain_title(title)
+        text = (
+            f"title: {render_scalar(title)}\n"
+            f"variant: {render_scalar(variant or problem_id)}\n"
+            f"statement: {render_scalar(f'The statement of {name} is written here; the program and the published solution below must then be updated to match it.')}\n"
+            "program: solution.py\n"
+            "solution:\n"
+            "  value: 0\n"
+            "  rtol: 0\n"
+            "  atol: 0\n"
+            "supports: []\n"
+        )
+        self._create(folder / "problem.yaml", text)
+        self._create(folder / "solution.py", _solution_program(title))
+        self._register(chapter.path, "problems", problem_id)
+        self.created.append(f"problem {chapter_id}/{problem_id}")
+        return problem_id
+
+    def new_exercise(
+        self, chapter_id: str, title: str, program: bool = False, slug: str | None = None
+    ) -> str:
+        chapter = self._chapter(chapter_id)
+        exercise_id = self._slug(title, slug)
+        if exercise_id in chapter.manifest.exercises:
+            raise ScaffoldError(f"exercise '{exercise_id}' is already listed in {chapter_id}")
+        folder = self._abs(chapter.dir) / "exercises" / exercise_id
+        name = _plain_title(title)
+        statement = f"The statement of {name} is written here."
+        if program:
+            text = (
+                f"title: {render_scalar(title)}\n"
+                f"statement: {render_scalar(statement)}\n"
+                "program: solution.py\n"
+                "solution:\n"
+                "  value: 0\n"
+                "  rtol: 0\n"
+                "  atol: 0\n"
+            )
+            self._create(folder / "solution.py", _solution_program(title))
+        else:
+            answer = f"The worked answer to {name} is written here."
+            text = (
+                f"title: {render_scalar(title)}\n"
+                f"statement: {render_scalar(statement)}\n"
+                "solution:\n"
+                f"  text: {render_scalar(answer)}\n"
+            )
+        self._create(folder / "exercise.yaml", text)
+        self._register(chapter.path, "exercises", exercise_id)
+        self.created.append(f"exercise {chapter_id}/{exercise_id}")
+        return exercise_id
+
+    # Apparatus -----------------------------------------------------------------------------
+
+    def new_apparatus(
+        self, area: str, title: str, status: str = "planned", summary: str | None = None
+    ) -> str:
+        book = self.course.books.get("0")
+        if book is None:
+            raise ScaffoldError("the course has no Book 0 to hold the apparatus")
+        area = area.upper()
+        if not _AREA.match(area):
+            raise ScaffoldError(f"area '{area}' must be 2 to 4 capital letters")
+        if book.manifest.areas and area not in book.manifest.areas:
+            known = ", ".join(book.manifest.areas)
+            raise ScaffoldError(
+                f"Book 0 declares no area '{area}' (known: {known}); add it to `areas` first"
+            )
+        entries = book.manifest.apparatus
+        entry_id = next_apparatus_id(area, [e.id for e in entries])
+        same = [i for i, e in enumerate(entries) if e.area == area]
+        index = same[-1] + 1 if same else len(entries)
+        entry = {
+            "id": entry_id,
+            "title": title,
+            "status": status,
+            "summary": summary
+            or f"What {_plain_title(title)} covers is summarised here in a sentence or two.",
+        }
+        self._register(book.path, "apparatus", entry, index=index)
+        self.created.append(f"apparatus entry {entry_id}")
+        return entry_id
+
+
+def _solution_program(title: str) -> str:
+    return (
+        f'"""Solution program for: {title}.\n\n'
+        "coursekit runs `solve()` in an isolated process and compares what it returns with the\n"
+        "published solution in the manifest beside this file. Replace the placeholder below\n"
+        'with the computation, and the published value with its result."""\n\n\n'
+        "def solve() -> int:\n"
+        "    return 0\n"
+    )

@@ -1,0 +1,670 @@
+"""Round-trip YAML edits that leave every untouched line byte-identical.
+
+Each edit (append to a list, insert after an item, replace an item, set a scalar) is made twice:
+once with ruamel.yaml's round trip (indentation detected from the file, quotes preserved, lines
+never re-wrapped) and once as a plain text insertion or replacement located from the parsed
+positions. The region an edit may touch is computed first, from the text; ruamel's output is
+kept only if every line outside that region is byte-identical to the original *and* the result
+parses to exactly the expected data; otherwise the text-level edit is used, under the same two
+checks. If neither passes, the edit fails with `EditError` and nothing is written.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+
+from coursekit.load.yamlsafe import LoadError, parse_yaml
+
+Key = str | int
+Path_ = tuple[Key, ...]
+
+
+class EditError(Exception):
+    """An edit that cannot be made without touching what it must not touch."""
+
+
+@dataclass(frozen=True)
+class Indent:
+    """ruamel's three numbers: mapping indent, sequence indent, dash offset."""
+
+    mapping: int = 2
+    sequence: int = 4
+    offset: int = 2
+
+
+_KEY_LINE = re.compile(r"^(?P<indent> *)(?P<key>[^\s#'\"\-][^:#]*|'[^']*'|\"[^\"]*\"):(\s|$)")
+
+
+def detect_indent(text: str) -> Indent:
+    """The file's own indentation: the first nested mapping and the first block sequence."""
+    lines = [
+        line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    ]
+    mapping: int | None = None
+    sequence: tuple[int, int] | None = None
+    for index, line in enumerate(lines[:-1]):
+        match = _KEY_LINE.match(line)
+        if match is None or line.rstrip().split("#", 1)[0].rstrip()[-1:] != ":":
+            continue
+        parent = len(match["indent"])
+        nxt = lines[index + 1]
+        child = len(nxt) - len(nxt.lstrip(" "))
+        body = nxt.lstrip(" ")
+        if body.startswith("- ") or body == "-":
+            if sequence is None and child >= parent:
+                content = len(body) - len(body[1:].lstrip(" ")) if body != "-" else 2
+                sequence = (child - parent, content)
+        elif child > parent and mapping is None:
+            mapping = child - parent
+        if mapping is not None and sequence is not None:
+            break
+    m = mapping or 2
+    if sequence is None:
+        return Indent(m, m + 2 if m == 2 else m, 2 if m == 2 else 0)
+    offset, content = sequence
+    return Indent(m, offset + content, offset)
+
+
+# Scalars ------------------------------------------------------------------------------------
+
+_PLAIN_UNSAFE_START = set("-?:,[]{}#&*!|>'\"%@` ")
+
+
+def render_scalar(value: Any, flow: bool = False, quote: str | None = None) -> str:
+    """A YAML scalar that reads back as `value`: plain when that is safe, else quoted."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int | float):
+        return repr(value)
+    text = str(value)
+    if quote == '"':
+        return _double(text)
+    if quote == "'":
+        return _single(text) if "\n" not in text else _double(text)
+    if _plain_ok(text, flow):
+        return text
+    return _single(text) if "\n" not in text else _double(text)
+
+
+def _single(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _double(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _plain_ok(text: str, flow: bool) -> bool:
+    if not text or text != text.strip() or "\n" in text or "\t" in text:
+        return False
+    if text[0] in _PLAIN_UNSAFE_START or ": " in text or " #" in text or text.endswith(":"):
+        return False
+    if flow and any(ch in text for ch in ",[]{}"):
+        return False
+    try:
+        data, _ = parse_yaml(f"k: {text}\n", "<scalar>")
+    except LoadError:
+        return False
+    return isinstance(data, dict) and data.get("k") == text and type(data.get("k")) is str
+
+
+# Text helpers -------------------------------------------------------------------------------
+
+
+def comment_start(line: str) -> int | None:
+    """Index of a `#` that starts a comment (outside quotes), or None."""
+    quote: str | None = None
+    index = 0
+    while index < len(line):
+        ch = line[index]
+        if quote == "'":
+            if ch == "'":
+                if line[index + 1 : index + 2] == "'":
+                    index += 1
+                else:
+                    quote = None
+        elif quote == '"':
+            if ch == "\\":
+                index += 1
+            elif ch == '"':
+                quote = None
+        elif ch in "'\"" and (index == 0 or line[index - 1] in " [{,:-"):
+            quote = ch
+        elif ch == "#" and (index == 0 or line[index - 1] in " \t"):
+            return index
+        index += 1
+    return None
+
+
+def _is_blank_or_comment(line: str) -> bool:
+    stripped = line.strip()
+    return not stripped or stripped.startswith("#")
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+# The editor ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    region: tuple[int, int]  # old lines [a, b) that may change
+    text: str  # the text-level result
+    ruamel: Callable[[Any], None] | None  # the same edit on the round-trip tree
+    expected: Any  # the plain data the result must parse to
+
+
+class YamlEditor:
+    """Edits one YAML document's text; `text` holds the result so far."""
+
+    def __init__(self, text: str, name: str = "<yaml>") -> None:
+        self.text = text
+        self.name = name
+        self.fallbacks = 0  # edits made at text level because ruamel's output was not exact
+        self._data()  # refuse a document that does not parse
+
+    # Public operations ---------------------------------------------------------------------
+
+    def append(self, path: Path_, value: Any) -> None:
+        """Append `value` to the list at `path` (a missing top-level list is created)."""
+        tree = self._tree()
+        parent, key = self._parent(tree, path)
+        if isinstance(parent, CommentedMap) and key not in parent and len(path) == 1:
+            self._apply(self._plan_new_key(tree, str(key), value))
+            return
+        seq = parent[key]
+        if not isinstance(seq, CommentedSeq):
+            raise EditError(f"{self.name}: '{_dotted(path)}' is not a list")
+        self._apply(self._plan_insert(tree, path, seq, len(seq), value))
+
+    def insert(self, path: Path_, index: int, value: Any) -> None:
+        """Insert `value` into the list at `path` so that it becomes item `index`."""
+        tree = self._tree()
+        seq = self._node(tree, path)
+        if not isinstance(seq, CommentedSeq):
+            raise EditError(f"{self.name}: '{_dotted(path)}' is not a list")
+        self._apply(self._plan_insert(tree, path, seq, max(0, min(index, len(seq))), value))
+
+    def replace_item(self, path: Path_, index: int, value: Any) -> None:
+        """Replace item `index` of the block list at `path` (refused if it holds a comment)."""
+        tree = self._tree()
+        seq = self._node(tree, path)
+        if not isinstance(seq, CommentedSeq) or not 0 <= index < len(seq):
+            raise EditError(f"{self.name}: no item {index} in '{_dotted(path)}'")
+        self._apply(self._plan_replace(tree, path, seq, index, value))
+
+    def set_scalar(self, path: Path_, value: Any) -> None:
+        """Set the scalar at `path` to `value`, keeping its quoting style."""
+        tree = self._tree()
+        parent, key = self._parent(tree, path)
+        current = parent[key]
+        if isinstance(current, CommentedMap | CommentedSeq):
+            raise EditError(f"{self.name}: '{_dotted(path)}' is not a scalar")
+        if _plain(current) == value and type(_plain(current)) is type(value):
+            return
+        self._apply(self._plan_set(tree, path, parent, key, value))
+
+    # Parsing -------------------------------------------------------------------------------
+
+    def _yaml(self) -> YAML:
+        indent = detect_indent(self.text)
+        yaml = YAML(typ="rt")
+        yaml.preserve_quotes = True
+        yaml.width = 1_000_000
+        yaml.indent(mapping=indent.mapping, sequence=indent.sequence, offset=indent.offset)
+        return yaml
+
+    def _tree(self) -> Any:
+        try:
+            return self._yaml().load(self.text)
+        except (YAMLError, ValueError) as exc:
+            raise EditError(f"{self.name}: does not parse as YAML: {exc}") from None
+
+    def _data(self, text: str | None = None) -> Any:
+        try:
+            data, _ = parse_yaml(self.text if text is None else text, self.name)
+        except LoadError as exc:
+            raise EditError(f"{self.name}:{exc.line}:{exc.column}: {exc.message}") from None
+        return data
+
+    def _node(self, tree: Any, path: Path_) -> Any:
+        node = tree
+        for part in path:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                raise EditError(f"{self.name}: no '{_dotted(path)}'") from None
+        return node
+
+    def _parent(self, tree: Any, path: Path_) -> tuple[Any, Key]:
+        if not path:
+            raise EditError(f"{self.name}: an edit needs a path")
+        parent = self._node(tree, path[:-1])
+        key = path[-1]
+        if isinstance(parent, CommentedMap):
+            if not isinstance(key, str):
+                raise EditError(f"{self.name}: '{_dotted(path)}' is not a key")
+            return parent, key
+        if isinstance(parent, CommentedSeq) and isinstance(key, int) and 0 <= key < len(parent):
+            return parent, key
+        raise EditError(f"{self.name}: no '{_dotted(path)}'")
+
+    def _expected(self, path: Path_, change: Callable[[Any, Key], None]) -> Any:
+        data = copy.deepcopy(self._data())
+        node = data
+        for part in path[:-1]:
+            node = node[part]
+        change(node, path[-1])
+        return data
+
+    # Applying ------------------------------------------------------------------------------
+
+    def _apply(self, plan: _Plan) -> None:
+        if plan.ruamel is not None:
+            candidate = self._ruamel_result(plan.ruamel)
+            if candidate is not None and self._acceptable(candidate, plan):
+                self.text = candidate
+                return
+        if self._acceptable(plan.text, plan):
+            self.fallbacks += 1
+            self.text = plan.text
+            return
+        raise EditError(f"{self.name}: the edit would change lines it must not touch")
+
+    def _ruamel_result(self, edit: Callable[[Any], None]) -> str | None:
+        try:
+            yaml = self._yaml()
+            tree = yaml.load(self.text)
+            edit(tree)
+            out = io.StringIO()
+            yaml.dump(tree, out)
+        except Exception:  # ruamel's failure is never ours to report: the text path follows
+            return None
+        return out.getvalue()
+
+    def _acceptable(self, candidate: str, plan: _Plan) -> bool:
+        if not confined(self.text, candidate, *plan.region):
+            return False
+        try:
+            return bool(self._data(candidate) == plan.expected)
+        except EditError:
+            return False
+
+    # Plans ---------------------------------------------------------------------------------
+
+    def _plan_new_key(self, tree: Any, key: str, value: Any) -> _Plan:
+        lines = self.text.splitlines(keepends=True)
+        nl = _newline(self.text)
+        prefix = "" if not lines or lines[-1].endswith(("\n", "\r")) else nl
+        a = len(lines) - (1 if prefix else 0)
+        line = f"{render_scalar(key)}: [{render_scalar(value, flow=True)}]{nl}"
+        text = self.text + prefix + line
+
+        def edit(root: Any) -> None:
+            seq = CommentedSeq([value])
+            seq.fa.set_flow_style()
+            root[key] = seq
+
+        def change(node: Any, k: Key) -> None:
+            node[k] = [value]
+
+        return _Plan((a, len(lines)), text, edit, self._expected((key,), change))
+
+    def _plan_insert(
+        self, tree: Any, path: Path_, seq: CommentedSeq, index: int, value: Any
+    ) -> _Plan:
+        lines = self.text.splitlines(keepends=True)
+
+        def change(node: Any, key: Key) -> None:
+            node[key].insert(index, value)
+
+        expected = self._expected(path, change)
+        flow = self._is_flow(seq, lines)
+
+        def edit(root: Any) -> None:
+            target = self._node(root, path)
+            if flow:
+                target.fa.set_flow_style()
+            target.insert(index, value)
+
+        if flow:
+            region, text = self._flow_insert(seq, lines, index, value)
+        else:
+            region, text = self._block_insert(seq, lines, index, value)
+        return _Plan(region, text, edit, expected)
+
+    def _plan_replace(
+        self, tree: Any, path: Path_, seq: CommentedSeq, index: int, value: Any
+    ) -> _Plan:
+        lines = self.text.splitlines(keepends=True)
+        if self._is_flow(seq, lines):
+            raise EditError(f"{self.name}: '{_dotted(path)}' is a flow list; edit it by hand")
+        start, dash, end = self._item_span(seq, lines, index)
+        for line in lines[start : end + 1]:
+            if comment_start(line.rstrip("\r\n")) is not None:
+                raise EditError(
+                    f"{self.name}:{start + 1}: the item holds a comment that replacing it would lose"
+                )
+        content = self._content_column(seq, lines, dash)
+        nl = _newline(self.text)
+        new = self._render_item(value, dash, content, nl)
+        text = "".join(lines[:start] + new + lines[end + 1 :])
+
+        def change(node: Any, key: Key) -> None:
+            node[key][index] = value
+
+        def edit(root: Any) -> None:
+            self._node(root, path)[index] = value
+
+        return _Plan((start, end + 1), text, edit, self._expected(path, change))
+
+    def _plan_set(self, tree: Any, path: Path_, parent: Any, key: Key, value: Any) -> _Plan:
+        lines = self.text.splitlines(keepends=True)
+        if isinstance(parent, CommentedMap):
+            line, col = parent.lc.value(key)
+        else:
+            line, col = parent.lc.item(key)
+        if line >= len(lines):
+            raise EditError(f"{self.name}: cannot locate '{_dotted(path)}'")
+        raw = lines[line]
+        body = raw.rstrip("\r\n")
+        ending = raw[len(body) :]
+        end = _token_end(body, col)
+        if end is None:
+            raise EditError(f"{self.name}:{line + 1}: '{_dotted(path)}' is not a one-line scalar")
+        quote = body[col] if body[col : col + 1] in ("'", '"') else None
+        flow = _inside_flow(body, col)
+        token = render_scalar(value, flow=flow, quote=quote if isinstance(value, str) else None)
+        text = "".join(
+            [*lines[:line], body[:col] + token + body[end:] + ending, *lines[line + 1 :]]
+        )
+        current = parent[key]
+
+        def edit(root: Any) -> None:
+            target, k = self._parent(root, path)
+            new: Any = value
+            if isinstance(value, str) and isinstance(current, SingleQuotedScalarString):
+                new = SingleQuotedScalarString(value)
+            elif isinstance(value, str) and isinstance(current, DoubleQuotedScalarString):
+                new = DoubleQuotedScalarString(value)
+            target[k] = new
+
+        def change(node: Any, k: Key) -> None:
+            node[k] = value
+
+        return _Plan((line, line + 1), text, edit, self._expected(path, change))
+
+    # Locating ------------------------------------------------------------------------------
+
+    def _is_flow(self, seq: CommentedSeq, lines: list[str]) -> bool:
+        if seq.fa.flow_style():
+            return True
+        line: int = seq.lc.line
+        col: int = seq.lc.col
+        return line < len(lines) and lines[line][col : col + 1] == "["
+
+    def _flow_insert(
+        self, seq: CommentedSeq, lines: list[str], index: int, value: Any
+    ) -> tuple[tuple[int, int], str]:
+        open_line, open_col = seq.lc.line, seq.lc.col
+        close = _matching_bracket(lines, open_line, open_col)
+        if close is None:
+            raise EditError(f"{self.name}:{open_line + 1}: cannot find the end of this list")
+        close_line, close_col = close
+        joined = "".join(lines)
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line))
+        open_at = starts[open_line] + open_col
+        close_at = starts[close_line] + close_col
+        inner = joined[open_at + 1 : close_at]
+        quote = '"' if '"' in inner and "'" not in inner else None
+        token = render_scalar(value, flow=True, quote=quote if _needs_quotes(value) else None)
+        if index >= len(seq):
+            stripped = inner.rstrip()
+            if stripped.strip():
+                new_inner = stripped + ", " + token + inner[len(stripped) :]
+            else:
+                new_inner = token
+        else:
+            item_line, item_col = seq.lc.item(index)
+            at = starts[item_line] + item_col - open_at - 1
+            new_inner = inner[:at] + token + ", " + inner[at:]
+        text = joined[: open_at + 1] + new_inner + joined[close_at:]
+        return (open_line, close_line + 1), text
+
+    def _item_span(self, seq: CommentedSeq, lines: list[str], index: int) -> tuple[int, int, int]:
+        """(first line, dash column, last content line) of block item `index`."""
+        line, col = seq.lc.item(index)
+        dash = lines[line].rfind("-", 0, col + 1)
+        while dash > 0 and lines[line][dash - 1 : dash] not in (" ", ""):
+            dash = lines[line].rfind("-", 0, dash)
+        if dash < 0:
+            raise EditError(f"{self.name}:{line + 1}: cannot find this item's dash")
+        end = line
+        for j in range(line + 1, len(lines)):
+            if _is_blank_or_comment(lines[j]):
+                continue
+            if _indent_of(lines[j]) <= dash:
+                break
+            end = j
+        return line, dash, end
+
+    def _content_column(self, seq: CommentedSeq, lines: list[str], dash: int) -> int:
+        for index in range(len(seq)):
+            column: int = seq.lc.item(index)[1]
+            if column > dash:
+                return column
+        indent = detect_indent(self.text)
+        return dash + indent.sequence - indent.offset
+
+    def _block_insert(
+        self, seq: CommentedSeq, lines: list[str], index: int, value: Any
+    ) -> tuple[tuple[int, int], str]:
+        nl = _newline(self.text)
+        if len(seq) == 0:
+            raise EditError(f"{self.name}: cannot insert into an empty block list")
+        separated = self._blank_separated(seq, lines)
+        if index == 0:
+            at, dash, _end = self._item_span(seq, lines, 0)
+        else:
+            _start, dash, end = self._item_span(seq, lines, index - 1)
+            at = end + 1
+        content = self._content_column(seq, lines, dash)
+        new = self._render_item(value, dash, content, nl)
+        if separated:
+            new = [*new, nl] if index == 0 else [nl, *new]
+        before = lines[:at]
+        a = at
+        if before and not before[-1].endswith(("\n", "\r")):
+            before[-1] += nl
+            a -= 1
+        return (a, at), "".join(before + new + lines[at:])
+
+    def _blank_separated(self, seq: CommentedSeq, lines: list[str]) -> bool:
+        for index in range(1, len(seq)):
+            line, _col = seq.lc.item(index)
+            if line > 0 and not lines[line - 1].strip():
+                return True
+        return False
+
+    def _render_item(self, value: Any, dash: int, content: int, nl: str) -> list[str]:
+        indent = detect_indent(self.text)
+        pad = " " * dash + "-" + " " * (content - dash - 1)
+        if isinstance(value, dict):
+            body = _render_mapping(value, content, indent)
+            if not body:
+                return [pad.rstrip() + " {}" + nl]
+            first = pad + body[0][content:]
+            return [line + nl for line in [first, *body[1:]]]
+        if isinstance(value, list):
+            return [pad + _render_flow(value) + nl]
+        return [pad + render_scalar(value) + nl]
+
+
+def _render_mapping(value: dict[str, Any], column: int, indent: Indent) -> list[str]:
+    lines: list[str] = []
+    pad = " " * column
+    for key, item in value.items():
+        name = render_scalar(key)
+        if isinstance(item, dict):
+            lines.append(f"{pad}{name}:")
+            lines.extend(_render_mapping(item, column + indent.mapping, indent))
+        elif isinstance(item, list) and any(isinstance(x, dict | list) for x in item):
+            lines.append(f"{pad}{name}:")
+            dash = column + indent.offset
+            content = column + indent.sequence
+            for element in item:
+                if isinstance(element, dict):
+                    body = _render_mapping(element, content, indent)
+                    lines.append(" " * dash + "-" + " " * (content - dash - 1) + body[0][content:])
+                    lines.extend(body[1:])
+                else:
+                    lines.append(" " * dash + "- " + _render_flow_value(element))
+        elif isinstance(item, list):
+            lines.append(f"{pad}{name}: {_render_flow(item)}")
+        else:
+            lines.append(f"{pad}{name}: {render_scalar(item)}")
+    return lines
+
+
+def _render_flow(items: list[Any]) -> str:
+    return "[" + ", ".join(_render_flow_value(item) for item in items) + "]"
+
+
+def _render_flow_value(item: Any) -> str:
+    if isinstance(item, list):
+        return _render_flow(item)
+    if isinstance(item, dict):
+        inner = ", ".join(
+            f"{render_scalar(k, flow=True)}: {_render_flow_value(v)}" for k, v in item.items()
+        )
+        return "{" + inner + "}"
+    return render_scalar(item, flow=True)
+
+
+def _needs_quotes(value: Any) -> bool:
+    return isinstance(value, str) and not _plain_ok(value, flow=True)
+
+
+def _token_end(body: str, col: int) -> int | None:
+    """End index of the one-line scalar token starting at `col`, or None."""
+    if col >= len(body):
+        return None
+    first = body[col]
+    if first in "|>":
+        return None
+    if first == "'":
+        index = col + 1
+        while index < len(body):
+            if body[index] == "'":
+                if body[index + 1 : index + 2] == "'":
+                    index += 2
+                    continue
+                return index + 1
+            index += 1
+        return None
+    if first == '"':
+        index = col + 1
+        while index < len(body):
+            if body[index] == "\\":
+                index += 2
+                continue
+            if body[index] == '"':
+                return index + 1
+            index += 1
+        return None
+    if first in "[{":
+        return None
+    rest = body[col:]
+    hash_at = comment_start(rest)
+    end = col + (hash_at if hash_at is not None else len(rest))
+    if _inside_flow(body, col):
+        for stop in ",]}":
+            at = body.find(stop, col, end)
+            if at >= 0:
+                end = at
+    return col + len(body[col:end].rstrip())
+
+
+def _inside_flow(body: str, col: int) -> bool:
+    before = body[:col]
+    return before.count("[") > before.count("]") or before.count("{") > before.count("}")
+
+
+def _matching_bracket(lines: list[str], line: int, col: int) -> tuple[int, int] | None:
+    depth = 0
+    quote: str | None = None
+    for j in range(line, len(lines)):
+        text = lines[j]
+        start = col if j == line else 0
+        index = start
+        while index < len(text):
+            ch = text[index]
+            if quote == "'":
+                if ch == "'":
+                    quote = None
+            elif quote == '"':
+                if ch == "\\":
+                    index += 1
+                elif ch == '"':
+                    quote = None
+            elif ch in "'\"":
+                quote = ch
+            elif ch == "#" and index > 0 and text[index - 1] in " \t":
+                break
+            elif ch in "[{":
+                depth += 1
+            elif ch in "]}":
+                depth -= 1
+                if depth == 0:
+                    return j, index
+            index += 1
+    return None
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def _dotted(path: Path_) -> str:
+    return ".".join(str(part) for part in path)
+
+
+def confined(old: str, new: str, a: int, b: int) -> bool:
+    """True if `new` equals `old` outside old lines [a, b) (byte for byte, line endings too)."""
+    before = old.splitlines(keepends=True)
+    after = new.splitlines(keepends=True)
+    tail = len(before) - b
+    if len(after) < a + tail:
+        return False
+    if after[:a] != before[:a]:
+        return False
+    return after[len(after) - tail :] == before[b:] if tail else True
