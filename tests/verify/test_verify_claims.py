@@ -15,6 +15,7 @@ from coursekit.verify.claims import (
     check_number,
     check_quiz_answer,
     read_number,
+    round_significant,
 )
 
 ASSUME = {"positive": ["T", "d", "d_h", "d_x", "d_k", "d_v"], "integer": ["T"]}
@@ -163,15 +164,42 @@ def test_about_ten_times_less_with_tolerance(ctx: Context) -> None:
 
 
 def test_ratio_at_1000_rounded(ctx: Context) -> None:
-    r = run(
-        ctx, kind="value", expr="grid / recurrence", where={"T": 1000, **W512}, value=1.95, digits=2
-    )
+    where = {"T": 1000, **W512}
+    r = run(ctx, kind="value", expr="grid / recurrence", where=where, value=1.95, digits=3)
     assert r.status == "ok" and r.value == "125/64"
-    r = run(
-        ctx, kind="value", expr="grid / recurrence", where={"T": 1000, **W512}, value=1.96, digits=2
-    )
-    assert r.status == "false" and "1.95 to 2 decimals" in r.message
+    r = run(ctx, kind="value", expr="grid / recurrence", where=where, value=1.96, digits=3)
+    assert r.status == "false" and "1.95 to 3 significant digits" in r.message
+    r = run(ctx, kind="value", expr="grid / recurrence", where=where, value=1.95, digits=4)
+    assert r.status == "false"
     assert run(ctx, kind="value", expr="1000/512", value="1000/512").ok
+
+
+def test_digits_and_tolerance_together_as_the_lesson_writes_them(ctx: Context) -> None:
+    where = {"T": 50, **W512}
+    ok = run(
+        ctx, kind="value", expr="recurrence / grid", where=where, value=10, tolerance=0.05, digits=2
+    )
+    assert ok.status == "ok", ok.message
+    # the rounding holds (10.24 -> 10) but the tolerance does not: both must hold
+    r = run(
+        ctx, kind="value", expr="recurrence / grid", where=where, value=10, tolerance=0.01, digits=2
+    )
+    assert r.status == "false"
+
+
+@pytest.mark.parametrize(
+    ("q", "digits", "rounded"),
+    [
+        (Fraction(256, 25), 2, Fraction(10)),
+        (Fraction(125, 64), 3, Fraction(195, 100)),
+        (Fraction(999, 100), 2, Fraction(10)),
+        (Fraction(-125, 64), 2, Fraction(-2)),
+        (Fraction(26214400), 3, Fraction(26200000)),
+        (Fraction(1, 3000), 2, Fraction(33, 100000)),
+    ],
+)
+def test_round_significant(q: Fraction, digits: int, rounded: Fraction) -> None:
+    assert round_significant(q, digits) == rounded
 
 
 def test_value_still_symbolic_is_false(ctx: Context) -> None:
@@ -180,7 +208,7 @@ def test_value_still_symbolic_is_false(ctx: Context) -> None:
 
 
 def test_irrational_value_by_digits(ctx: Context) -> None:
-    assert run(ctx, kind="value", expr="sqrt(2)", value=1.414, digits=3).ok
+    assert run(ctx, kind="value", expr="sqrt(2)", value=1.414, digits=4).ok
     assert run(ctx, kind="value", expr="sqrt(2)", value="sqrt(8)/2").ok
     assert run(ctx, kind="value", expr="sqrt(2)", value=1.41).status == "false"
 

@@ -47,6 +47,8 @@ def formula(text: str) -> object:
         (r"-T^2 + 1.5", "-T**2 + 1.5"),
         (r"\lambda \pi", "lamda*pi"),
         (r"\frac{\mathrm{grid}}{\mathrm{recurrence}}", "grid/recurrence"),
+        (r"\frac{2T^2 d}{2T d^2}.", "T/d"),
+        (r"2 T^2 d,", "2*T**2*d"),
     ],
 )
 def test_latex_agrees_with_formula_syntax(tex: str, py: str) -> None:

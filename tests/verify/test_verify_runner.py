@@ -95,7 +95,7 @@ def lesson_spec(**changes: object) -> MathsSpec:
                 "expr": "ratio",
                 "where": {"T": 1000, **W512},
                 "value": 1.95,
-                "digits": 2,
+                "digits": 3,
             },
             {
                 "id": "order-rec",

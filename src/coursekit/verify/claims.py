@@ -22,9 +22,10 @@ expression of the claim, simultaneously; assumptions are the lesson's ``assume``
                (compared element-wise up to simplification).  With exactly one numeric solution,
                that number is the claim's value.
 ``value``      ``expr`` evaluated at ``where`` is a number equal to ``value``: exactly; or, with
-               ``tolerance: r``, ``|computed - value| <= r * |value|``; or, with ``digits: n``,
-               the computed value rounded to ``n`` decimals is ``value``
-               (``|computed - value| <= 0.5 * 10**-n``).  The computed number is the claim's value.
+               ``tolerance: r``, ``|computed - value| <= r * |value|``; and/or, with ``digits: n``,
+               the computed value rounded (half up) to ``n`` *significant* digits is ``value``
+               (10.24 to 2 digits is 10; 1.953125 to 3 digits is 1.95).  When both are given,
+               both must hold.  The computed number is the claim's value.
 ``order``      ``expr`` is Theta(``order``) as *all* variables tend to infinity independently: there
                are constants ``0 < c <= C`` and ``N`` with ``c*order <= expr <= C*order`` whenever
                every variable is ``>= N``.  Variables are ``variables`` if given, else every free
@@ -150,7 +151,7 @@ class Claim:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], id: str | None = None) -> Claim:
         """Read a claim from a YAML mapping (``for`` is accepted for ``var``)."""
-        known = {f.name for f in fields(cls)} | {"for", "relation", "inequality"}
+        known = {f.name for f in fields(cls)} | {"for", "relation", "inequality", "note"}
         for key in data:
             if key not in known:
                 raise ClaimError(f"unknown claim field {key!r}", str(key))
@@ -724,12 +725,24 @@ def _assumption_text(ctx: Context, symbols: Iterable[Any]) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _round_text(q: Fraction, digits: int) -> str:
-    scaled = q * 10**digits
-    n = int(scaled + Fraction(1, 2)) if scaled >= 0 else -int(-scaled + Fraction(1, 2))
-    s = str(abs(n)).rjust(digits + 1, "0")
-    body = s if digits == 0 else f"{s[:-digits]}.{s[-digits:]}"
-    return ("-" if n < 0 else "") + body
+def _magnitude(q: Fraction) -> int:
+    """``e`` with ``10**e <= |q| < 10**(e+1)`` (``q`` non-zero)."""
+    a = abs(q)
+    e = len(str(a.numerator)) - len(str(a.denominator))
+    while Fraction(10) ** e > a:
+        e -= 1
+    while Fraction(10) ** (e + 1) <= a:
+        e += 1
+    return e
+
+
+def round_significant(q: Fraction, digits: int) -> Fraction:
+    """``q`` rounded half up (away from zero) to ``digits`` significant digits."""
+    if q == 0 or digits <= 0:
+        return Fraction(0) if digits <= 0 else q
+    unit = Fraction(10) ** (_magnitude(q) - digits + 1)
+    n = int(abs(q) / unit + Fraction(1, 2))
+    return (n * unit) if q > 0 else -(n * unit)
 
 
 def check_value(ctx: Context, claim: Claim) -> CheckResult:
@@ -758,17 +771,12 @@ def check_value(ctx: Context, claim: Claim) -> CheckResult:
             raise FormulaError(
                 "value must be a rational number when digits is given", 0, value_t, "value"
             )
-        if abs(q - exp_q) <= Fraction(1, 2) * Fraction(10) ** -claim.digits:
-            return CheckResult(
-                "ok",
-                f"{head}, {_round_text(q, claim.digits)} to {claim.digits} decimals",
-                value=value,
-            )
-        return CheckResult(
-            "false",
-            f"{head}, {_round_text(q, claim.digits)} to {claim.digits} decimals; the claim says {value_t}",
-            value=value,
-        )
+        rounded = round_significant(q, claim.digits)
+        shown = f"{show(rounded)} to {claim.digits} significant digits"
+        if rounded != exp_q:
+            return CheckResult("false", f"{head}, {shown}; the claim says {value_t}", value=value)
+        if claim.tolerance is None:
+            return CheckResult("ok", f"{head}, {shown}", value=value)
     if claim.tolerance is not None:
         c, e = sp.N(computed, 50), sp.N(expected, 50)
         bound = sp.Float(claim.tolerance, 50) * abs(e) if e != 0 else sp.Float(claim.tolerance, 50)

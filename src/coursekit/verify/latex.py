@@ -30,6 +30,7 @@ The subset (anything else is a :class:`~coursekit.verify.expr.FormulaError` with
   sizes; spacing ``\, \; \: \! \quad \qquad``, ``\displaystyle`` and ``&`` are ignored;
 * implicit products bind tighter than an explicit ``/``, ``\cdot`` or ``\times``:
   ``T/2d`` is ``T/(2*d)``, as a reader reads it;
+* sentence punctuation (``.`` ``,`` ``;``) at the very end is ignored;
 * an ``=`` chain is split at top level into sides; a side that is only a label --
   ``\text{..}``, ``\mathrm{..}`` (optionally subscripted) -- carries no expression.
 """
@@ -166,6 +167,9 @@ def tokenize(text: str) -> list[Tok]:
             raise FormulaError("lone backslash", i, text)
         toks.append(Tok("char", ch, i))
         i += 1
+    # Sentence punctuation closing a display ("... = \\frac{T}{d}.") is not maths.
+    while toks and toks[-1].kind == "char" and toks[-1].value in ".,;":
+        toks.pop()
     toks.append(Tok("end", "", n))
     return [
         t
