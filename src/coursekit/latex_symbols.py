@@ -1,0 +1,497 @@
+"""The symbols a piece of LaTeX uses, found with pylatexenc's walker (never ad-hoc regexes).
+
+What counts as a symbol (the notation rules compare these, `coursekit explain CK204` shows it):
+
+* A **base**: one Latin letter (`T`, `d`; juxtaposed letters are separate symbols, so `QK`
+  is `Q` and `K`, as in print), a Greek letter macro (`\\alpha`), a named symbol written with a
+  font macro (`\\mathrm{softmax}`, `\\operatorname{softmax}`, `\\mathbb{R}`, `\\mathcal{L}`,
+  `\\mathbf{x}`), or an accented letter (`\\hat{p}`).
+* A base keeps its **subscript**: `d_k`, `W_{hh}`, `\\alpha_{ij}`, `h_t`, `h_{t-1}` are each read
+  as base plus subscript. Whether a subscript names the symbol (`d_k`, `W_{hh}`) or indexes a
+  family (`h_t`, `h_{t-1}`, `h_1`, `q_i`) depends on the table in scope, so the rules decide it
+  (see `is_index`): a subscript is an *index* when it holds only digits, `+ - ,`, dots and letters
+  that are themselves declared symbols. An indexed use is covered by a declared member of its
+  family with an index subscript (`h_t` covers `h_{t-1}`, `h_1`, `h_T`) or by the bare base.
+* A superscript is not part of the symbol: `d_h^2` is `d_h`, and what the superscript holds is
+  read as maths in its own right (`\\mathbb{R}^{d_h}` uses `\\mathbb{R}` and `d_h`).
+
+What does not count: numbers; operators and relations (`+ = \\cdot \\sum \\in \\approx \\top`);
+delimiters and sizing (`\\left( \\right) \\langle \\lVert`); spacing (`\\, \\quad`); dots;
+standard function names (`\\log \\exp \\tanh \\cos \\max`); anything inside `\\text{...}`; and the
+`O` of big-O notation (`O(...)`), although what the parentheses hold does count.
+
+Spelling is normalised, so `W_{hh}`, `W_{ hh }` and `W_hh` in a notation table are one symbol.
+Inside maths, TeX's own reading applies: `W_hh` subscripts only the first `h`, and the rules
+say so when it leads to an undeclared `W_h`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from pylatexenc.latexwalker import (
+    LatexCharsNode,
+    LatexCommentNode,
+    LatexEnvironmentNode,
+    LatexGroupNode,
+    LatexMacroNode,
+    LatexMathNode,
+    LatexSpecialsNode,
+    LatexWalker,
+)
+
+GREEK = frozenset(
+    [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "varepsilon",
+        "zeta",
+        "eta",
+        "theta",
+        "vartheta",
+        "iota",
+        "kappa",
+        "lambda",
+        "mu",
+        "nu",
+        "xi",
+        "omicron",
+        "pi",
+        "varpi",
+        "rho",
+        "varrho",
+        "sigma",
+        "varsigma",
+        "tau",
+        "upsilon",
+        "phi",
+        "varphi",
+        "chi",
+        "psi",
+        "omega",
+        "Gamma",
+        "Delta",
+        "Theta",
+        "Lambda",
+        "Xi",
+        "Pi",
+        "Sigma",
+        "Upsilon",
+        "Phi",
+        "Psi",
+        "Omega",
+        "ell",
+    ]
+)
+# A font macro turns its argument into one named symbol: \mathrm{softmax}, \mathbb{R}.
+FONTS = frozenset(
+    [
+        "mathrm",
+        "mathbf",
+        "mathbb",
+        "mathcal",
+        "mathit",
+        "mathsf",
+        "mathtt",
+        "mathfrak",
+        "mathscr",
+        "operatorname",
+        "boldsymbol",
+        "bm",
+    ]
+)
+ACCENTS = frozenset(
+    [
+        "hat",
+        "bar",
+        "tilde",
+        "vec",
+        "dot",
+        "ddot",
+        "widehat",
+        "widetilde",
+        "overline",
+        "check",
+        "breve",
+        "acute",
+        "grave",
+    ]
+)
+# Their argument is prose or a label, not maths.
+SKIP_ARGUMENT = frozenset(
+    [
+        "text",
+        "textrm",
+        "textit",
+        "textbf",
+        "textsf",
+        "texttt",
+        "mbox",
+        "label",
+        "tag",
+        "ref",
+        "eqref",
+        "href",
+        "url",
+    ]
+)
+INDEX_MACROS = frozenset({"dots", "ldots", "cdots"})
+_OPEN = frozenset({"left", "bigl", "Bigl"})
+
+
+@dataclass(frozen=True, slots=True)
+class Tok:
+    """One token of maths: a character, a macro, or a braced group of tokens."""
+
+    kind: str  # "char" | "macro" | "group"
+    text: str  # the character, or the macro's name without backslash
+    pos: int
+    children: tuple[Tok, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolUse:
+    """One symbol where a text uses it. `offset` is into the text that was scanned."""
+
+    base: str  # canonical: 'd', '\\alpha', '\\mathrm{softmax}', '\\hat{p}'
+    sub: str  # canonical subscript ('' for none): 'k', 'hh', 't-1', 'ij'
+    offset: int
+    raw_sub: str = ""  # as written, to explain TeX's reading of `W_hh`
+    braced: bool = True  # the subscript was a group (or a single token)
+    follows_letter: bool = False  # directly followed by a letter (`W_hh` -> W_h, h)
+
+    @property
+    def key(self) -> str:
+        return key_of(self.base, self.sub)
+
+    @property
+    def sub_letters(self) -> list[str]:
+        return index_parts(self.sub)
+
+
+@dataclass(slots=True)
+class _Stream:
+    toks: list[Tok]
+    index: int = 0
+    uses: list[SymbolUse] = field(default_factory=list)
+
+
+def key_of(base: str, sub: str) -> str:
+    """The canonical spelling compared everywhere: `W_{hh}`, `d_{k}`, `\\alpha_{ij}`, `T`."""
+    return f"{base}_{{{sub}}}" if sub else base
+
+
+def shown(key: str) -> str:
+    """A key as an author would type it: `d_{k}` -> `d_k`, `W_{hh}` stays."""
+    match = re.fullmatch(r"(.+)_\{(.)\}", key)
+    return f"{match.group(1)}_{match.group(2)}" if match else key
+
+
+def index_parts(sub: str) -> list[str]:
+    """The letters and macros a subscript is made of (`t-1` -> ['t'], `ij` -> ['i', 'j'])."""
+    return re.findall(r"\\[A-Za-z]+|[A-Za-z]", sub)
+
+
+def is_index(sub: str, declared: set[str] | frozenset[str]) -> bool:
+    """A subscript that indexes a family: digits, `+ - ,`, dots, and declared one-letter symbols."""
+    if not sub:
+        return False
+    for part in re.findall(r"\\[A-Za-z]+|.", sub):
+        if part.isdigit() or part in "+-,'" or part.lstrip("\\") in INDEX_MACROS:
+            continue
+        if part not in declared:
+            return False
+    return True
+
+
+# Tokenising --------------------------------------------------------------------------------------
+
+
+def _walk(text: str) -> list[object]:
+    walker = LatexWalker(text, tolerant_parsing=True)
+    nodes, _, _ = walker.get_latex_nodes()
+    return [node for node in nodes if node is not None]
+
+
+def _tokens(nodes: list[object]) -> list[Tok]:
+    toks: list[Tok] = []
+    for node in nodes:
+        if node is None or isinstance(node, LatexCommentNode):
+            continue
+        if isinstance(node, LatexCharsNode):
+            toks.extend(Tok("char", ch, node.pos + i) for i, ch in enumerate(node.chars))
+        elif isinstance(node, LatexMacroNode):
+            toks.append(Tok("macro", node.macroname, node.pos))
+            args = node.nodeargd.argnlist if node.nodeargd is not None else []
+            for arg in args or []:
+                if arg is not None:
+                    toks.append(_as_group(arg))
+        elif isinstance(node, LatexGroupNode):
+            toks.append(_as_group(node))
+        elif isinstance(node, LatexSpecialsNode):
+            toks.append(Tok("char", node.specials_chars[:1] or " ", node.pos))
+        elif isinstance(node, LatexEnvironmentNode | LatexMathNode):
+            toks.extend(_tokens(list(node.nodelist or [])))
+    return toks
+
+
+def _as_group(node: object) -> Tok:
+    if isinstance(node, LatexGroupNode):
+        return Tok("group", "", node.pos, tuple(_tokens(list(node.nodelist or []))))
+    # A one-token argument written without braces: `\hat p`, `\mathbf x`.
+    inner = _tokens([node])
+    pos = getattr(node, "pos", 0) or 0
+    return Tok("group", "", pos, tuple(tok for tok in inner if tok.text.strip()))
+
+
+def _canonical(toks: tuple[Tok, ...] | list[Tok]) -> str:
+    """Tokens back to LaTeX without spaces (a space only where a macro meets a letter)."""
+    out: list[str] = []
+    for tok in toks:
+        if tok.kind == "group":
+            out.append("{" + _canonical(tok.children) + "}")
+        elif tok.kind == "macro":
+            out.append("\\" + tok.text)
+        elif not tok.text.isspace():
+            if out and out[-1].startswith("\\") and out[-1][1:].isalpha() and tok.text.isalpha():
+                out.append(" ")
+            out.append(tok.text)
+    return "".join(out)
+
+
+def _unbrace(text: str) -> str:
+    while text.startswith("{") and text.endswith("}") and _balanced(text[1:-1]):
+        text = text[1:-1]
+    return text
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+# Reading symbols ---------------------------------------------------------------------------------
+
+
+def _next_meaningful(stream: _Stream) -> Tok | None:
+    while stream.index < len(stream.toks):
+        tok = stream.toks[stream.index]
+        if not (tok.kind == "char" and tok.text.isspace()):
+            return tok
+        stream.index += 1
+    return None
+
+
+def _take_argument(stream: _Stream) -> Tok | None:
+    tok = _next_meaningful(stream)
+    if tok is None:
+        return None
+    stream.index += 1
+    return tok
+
+
+def _scan(toks: list[Tok] | tuple[Tok, ...], uses: list[SymbolUse]) -> None:
+    stream = _Stream(list(toks), 0, uses)
+    while stream.index < len(stream.toks):
+        tok = stream.toks[stream.index]
+        stream.index += 1
+        base = _base(tok, stream)
+        if base is None:
+            if tok.kind == "group":
+                _scan(tok.children, uses)
+            continue
+        _attach_scripts(stream, base, tok.pos)
+
+
+def _base(tok: Tok, stream: _Stream) -> str | None:
+    """The canonical base a token starts, consuming its argument; None for non-symbols."""
+    if tok.kind == "char":
+        if not (tok.text.isascii() and tok.text.isalpha()):
+            return None
+        if tok.text == "O":
+            following = _next_meaningful(stream)
+            if following is not None and following.kind == "char" and following.text == "(":
+                return None  # big-O: the O is notation for a bound, its argument is maths
+            if following is not None and following.kind == "macro" and following.text in _OPEN:
+                return None
+        return tok.text
+    if tok.kind != "macro":
+        return None
+    name = tok.text
+    if name in GREEK:
+        return "\\" + name
+    if name in FONTS or name in ACCENTS:
+        arg = _take_argument(stream)
+        if arg is None:
+            return None
+        inner = _unbrace(_canonical([arg]))
+        return f"\\{name}{{{inner}}}" if inner else None
+    if name in SKIP_ARGUMENT:
+        _take_argument(stream)
+    return None
+
+
+def _attach_scripts(stream: _Stream, base: str, pos: int) -> None:
+    sub = ""
+    raw_sub = ""
+    braced = True
+    while True:
+        tok = _next_meaningful(stream)
+        if tok is None or tok.kind != "char" or tok.text not in "_^'":
+            break
+        stream.index += 1
+        if tok.text == "'":
+            continue
+        arg = _take_argument(stream)
+        if arg is None:
+            break
+        if tok.text == "^":
+            _scan([arg], stream.uses)
+            continue
+        raw_sub = _canonical([arg])
+        braced = arg.kind == "group"
+        sub = _unbrace(raw_sub)
+        # Index letters are uses too (`q_i` uses `i`); whether a subscript is an index is
+        # decided against the table in scope, so record them and let the rule filter.
+    follows_letter = False
+    if sub and not braced:
+        after = stream.toks[stream.index] if stream.index < len(stream.toks) else None
+        follows_letter = after is not None and after.kind == "char" and after.text.isalpha()
+    stream.uses.append(SymbolUse(base, sub, pos, raw_sub, braced, follows_letter))
+
+
+def symbols_in_maths(latex: str) -> list[SymbolUse]:
+    """Every symbol use in a string that is maths throughout (a notation table's `symbol`)."""
+    try:
+        toks = _tokens(_walk("$" + latex.replace("$", " ") + "$"))
+    except Exception:  # the walker is tolerant; this guards against its rare internal errors
+        return []
+    uses: list[SymbolUse] = []
+    _scan(toks, uses)
+    return [
+        SymbolUse(u.base, u.sub, max(0, u.offset - 1), u.raw_sub, u.braced, u.follows_letter)
+        for u in uses
+    ]
+
+
+def declared_key(symbol: str) -> str | None:
+    """The symbol a notation entry declares: its head, if the entry starts with one.
+
+    `d_k` -> `d_{k}`; `W_hh` -> `W_{hh}` (a table names a symbol, so the whole run is the
+    subscript); `H(p)` -> `H` (p is a placeholder); `\\langle u, v \\rangle` or `\\tanh` -> None
+    (notation for an operator: nothing to check against the maths).
+    """
+    text = re.sub(r"_([A-Za-z0-9]{2,})(?![A-Za-z0-9])", r"_{\1}", symbol.strip())
+    uses = symbols_in_maths(text)
+    if not uses:
+        return None
+    first = uses[0]
+    # Only a symbol that the entry *starts* with is declared (not `u` of `\langle u, v\rangle`).
+    stripped = text.lstrip()
+    lead = stripped[:1]
+    if lead == "\\":
+        macro = re.match(r"\\([A-Za-z]+)", stripped)
+        name = macro.group(1) if macro else ""
+        if name not in GREEK and name not in FONTS and name not in ACCENTS:
+            return None
+    elif not lead.isalpha():
+        return None
+    return first.key
+
+
+def notation_key(symbol: str) -> str | None:
+    """What a notation entry names, for telling two entries apart.
+
+    A plain symbol (`d_k`, `W_hh`) is its head key; an entry that writes an expression
+    (`H(p)` against `H(p, \\hat{p})`) is the whole expression without spaces and braces, so
+    entropy and cross-entropy are two notations even though both start with `H`.
+    """
+    head = declared_key(symbol)
+    if head is None:
+        return None
+    squeeze = str.maketrans("", "", " {}\t\n")
+    if symbol.translate(squeeze) == head.translate(squeeze):
+        return head
+    return symbol.translate(squeeze)
+
+
+# Markdown ----------------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})[^\n]*\n.*?^\1\2[`~]*[ \t]*$", re.M | re.S)
+_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.S)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def mask_code(markdown: str) -> str:
+    """The text with code blocks, code spans and HTML comments blanked, offsets unchanged."""
+
+    def blank(match: re.Match[str]) -> str:
+        return re.sub(r"[^\n]", " ", match.group(0))
+
+    text = _FENCE.sub(blank, markdown)
+    text = _HTML_COMMENT.sub(blank, text)
+    return _CODE_SPAN.sub(blank, text)
+
+
+@dataclass(frozen=True, slots=True)
+class MathSpan:
+    start: int  # offset of the opening `$`
+    end: int
+    display: bool
+
+
+def math_spans(markdown: str) -> list[MathSpan]:
+    """The `$...$` and `$$...$$` spans of a Markdown text, in order."""
+    text = mask_code(markdown).replace("%", " ")  # `%` would start a TeX comment in prose
+    try:
+        nodes = _walk(text)
+    except Exception:  # tolerant parsing should not raise; never let a lesson crash the check
+        return []
+    spans: list[MathSpan] = []
+    for node in _math_nodes(nodes):
+        spans.append(
+            MathSpan(node.pos, node.pos + node.len, getattr(node, "displaytype", "") == "display")
+        )
+    return spans
+
+
+def _math_nodes(nodes: list[object]) -> Iterator[LatexMathNode]:
+    for node in nodes:
+        if isinstance(node, LatexMathNode):
+            yield node
+        elif isinstance(node, LatexGroupNode | LatexEnvironmentNode | LatexMacroNode):
+            children = getattr(node, "nodelist", None)
+            if children:
+                yield from _math_nodes(list(children))
+
+
+def symbols_in_markdown(markdown: str) -> list[SymbolUse]:
+    """Every symbol used in the maths of a Markdown text, offsets into that text."""
+    text = mask_code(markdown).replace("%", " ")
+    try:
+        nodes = _walk(text)
+    except Exception:
+        return []
+    uses: list[SymbolUse] = []
+    for node in _math_nodes(nodes):
+        _scan(_tokens(list(node.nodelist or [])), uses)
+    return uses
+
+
+def prose_only(markdown: str) -> str:
+    """The text with maths and code blanked (offsets unchanged): what a reader sees as words."""
+    chars = list(mask_code(markdown))
+    for span in math_spans(markdown):
+        for index in range(span.start, min(span.end, len(chars))):
+            if chars[index] != "\n":
+                chars[index] = " "
+    return "".join(chars)

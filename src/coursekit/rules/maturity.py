@@ -1,0 +1,143 @@
+"""Maturity and owed content (CK7xx): a published chapter owes nothing; a draft may.
+
+The counting lives in `coursekit.owed` (shared with `coursekit owed`). Whether a problem's
+program confirms its published solution is the problem family's verdict: pass it as
+`options["problem_confirmed"]` (a callable taking a `Problem`); without it, a problem counts
+when its program exists and its solution is published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from coursekit.model.tree import Chapter, Problem
+from coursekit.owed import ChapterOwed, Count, chapter_owed
+from coursekit.rules.base import Context, Finding, rule
+
+
+def _confirmed(ctx: Context) -> Callable[[Problem], bool] | None:
+    hook: Any = ctx.options.get("problem_confirmed")
+    return hook if callable(hook) else None
+
+
+def _published(ctx: Context) -> Iterator[tuple[Chapter, ChapterOwed]]:
+    for chapter in ctx.course.chapters.values():
+        if chapter.manifest.status == "published":
+            yield chapter, chapter_owed(ctx.course, chapter, _confirmed(ctx))
+
+
+def _short(count: Count, what: str) -> str:
+    return f"{count.written}/{count.required} {what}, owes {count.owed}"
+
+
+@rule("CK701", "published-strand-owed")
+def published_strand_owed(ctx: Context) -> Iterator[Finding]:
+    """A published chapter has fewer written lessons in a strand than its maturity requires.
+
+    Strands owe separately: a surplus in one never pays for another. Planned items do not
+    count. A draft is never failed for this; `coursekit owed` reports it.
+
+    Fails:
+        maturity: M2          # requires theory: 2
+        status: published     # and one theory lesson is written
+    Passes:
+        maturity: M2
+        status: draft
+    """
+    for chapter, owed in _published(ctx):
+        for strand, count in owed.strands.items():
+            if count.owed:
+                yield Finding(
+                    chapter.manifest.loc("status"),
+                    f"published {chapter.id} at {owed.maturity} has "
+                    f"{_short(count, strand + ' lessons')}; write them or set `status: draft`",
+                )
+
+
+@rule("CK702", "published-problems-owed")
+def published_problems_owed(ctx: Context) -> Iterator[Finding]:
+    """A published chapter has fewer worked problems than its maturity requires.
+
+    A problem counts only with a published solution and a program that confirms it.
+
+    Fails:
+        maturity: M2          # requires 3 problems
+        status: published
+        problems: [cost-at-fifty]
+    Passes:
+        maturity: M2
+        status: published
+        problems: [cost-at-fifty, cost-at-a-thousand, crossing]
+    """
+    for chapter, owed in _published(ctx):
+        if owed.problems.owed:
+            yield Finding(
+                chapter.manifest.key_loc("problems"),
+                f"published {chapter.id} at {owed.maturity} has "
+                f"{_short(owed.problems, 'worked problems')}",
+            )
+
+
+@rule("CK703", "published-variants-owed")
+def published_variants_owed(ctx: Context) -> Iterator[Finding]:
+    """A published chapter's written problems cover fewer distinct variants than required.
+
+    Problems of one `variant` are the same exercise with other numbers; each new problem can
+    bring one new variant.
+
+    Fails:
+        # requires 3 variants; the three problems all have variant: cost-count
+    Passes:
+        # variants cost-count, crossing and ratio
+    """
+    for chapter, owed in _published(ctx):
+        if owed.variants.owed:
+            yield Finding(
+                chapter.manifest.key_loc("problems"),
+                f"published {chapter.id} at {owed.maturity} has "
+                f"{_short(owed.variants, 'distinct problem variants')}",
+            )
+
+
+@rule("CK704", "published-exercises-owed")
+def published_exercises_owed(ctx: Context) -> Iterator[Finding]:
+    """A published chapter has fewer exercises (with published solutions) than required.
+
+    Fails:
+        maturity: M2          # requires 6 exercises
+        status: published
+        exercises: [row-sums]
+    Passes:
+        maturity: M2
+        status: draft
+        exercises: [row-sums]
+    """
+    for chapter, owed in _published(ctx):
+        if owed.exercises.owed:
+            yield Finding(
+                chapter.manifest.key_loc("exercises"),
+                f"published {chapter.id} at {owed.maturity} has "
+                f"{_short(owed.exercises, 'exercises')}",
+            )
+
+
+@rule("CK705", "published-apparatus-planned")
+def published_apparatus_planned(ctx: Context) -> Iterator[Finding]:
+    """A published chapter links a Book 0 entry that is only planned (owed content).
+
+    Fails:
+        status: published
+        apparatus: [{id: 0.IT.02}]   # status: planned in 0/book.yaml
+    Passes:
+        status: published
+        apparatus: [{id: 0.IT.01}]   # status: written
+    """
+    for chapter, owed in _published(ctx):
+        for index, link in enumerate(chapter.manifest.apparatus):
+            if link.id in owed.planned_apparatus:
+                yield Finding(
+                    chapter.manifest.loc("apparatus", index, "id"),
+                    f"published {chapter.id} links '{link.id}', which Book 0 only plans; "
+                    "write the entry or set `status: draft`",
+                )

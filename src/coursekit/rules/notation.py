@@ -1,0 +1,250 @@
+"""Notation (CK2xx): one meaning per symbol, every declared symbol used, every used symbol declared.
+
+What counts as a symbol, and how `W_{hh}` / `W_hh` / `h_{t-1}` are compared, is documented in
+`coursekit.latex_symbols`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from coursekit.diagnostics import Severity
+from coursekit.latex_symbols import (
+    SymbolUse,
+    declared_key,
+    is_index,
+    notation_key,
+    shown,
+    symbols_in_markdown,
+)
+from coursekit.model.base import Location
+from coursekit.model.documents import NotationEntry
+from coursekit.model.tree import Chapter, Course
+from coursekit.rules._texts import chapter_texts
+from coursekit.rules.base import Context, Finding, rule
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    key: str
+    entry: NotationEntry
+    owner: str  # "course.yaml", "apparatus 0.IT.01", "chapter II.2"
+    location: Location
+
+
+def _meaning(text: str) -> str:
+    return " ".join(text.split()).rstrip(".").casefold()
+
+
+def _table(entries: list[NotationEntry], owner: str) -> list[Declaration]:
+    found: list[Declaration] = []
+    for entry in entries:
+        key = notation_key(entry.symbol)
+        if key is not None:
+            found.append(Declaration(key, entry, owner, entry.loc("symbol")))
+    return found
+
+
+def _all_tables(course: Course) -> list[list[Declaration]]:
+    """Every notation table in reading order: course-wide, apparatus entries, chapters."""
+    tables: list[list[Declaration]] = []
+    if course.manifest is not None:
+        tables.append(_table(course.manifest.notation, "course.yaml"))
+    for book in course.books.values():
+        for entry in book.manifest.apparatus:
+            tables.append(_table(entry.notation, f"apparatus {entry.id}"))
+    for chapter in _chapters(course):
+        tables.append(_table(chapter.manifest.notation, f"chapter {chapter.id}"))
+    return tables
+
+
+def _chapters(course: Course) -> list[Chapter]:
+    ordered = [
+        course.chapters[cid]
+        for book in course.books.values()
+        for cid in book.manifest.chapters
+        if cid in course.chapters
+    ]
+    return ordered + [c for c in course.chapters.values() if c not in ordered]
+
+
+@rule("CK201", "symbol-meaning-conflict")
+def symbol_meaning_conflict(ctx: Context) -> Iterator[Finding]:
+    """A symbol is declared with a second meaning elsewhere, without `local: true`.
+
+    A symbol has one meaning course-wide. A chapter that deliberately uses it for something
+    else says so with `local: true` on its entry; otherwise the later declaration (in reading
+    order: course.yaml, Book 0, then the chapters) is reported. Spelling does not matter:
+    `W_{hh}` and `W_hh` are one symbol.
+
+    Fails:
+        # I/2-the-vanilla-rnn/chapter.yaml
+        notation: [{symbol: d, meaning: width of the state}]
+        # II/2-from-recurrence-to-attention/chapter.yaml
+        notation: [{symbol: d, meaning: model width}]
+    Passes:
+        # II/2-from-recurrence-to-attention/chapter.yaml
+        notation: [{symbol: d, meaning: model width, local: true}]
+    """
+    first: dict[str, Declaration] = {}
+    for table in _all_tables(ctx.course):
+        for decl in table:
+            if decl.entry.local:
+                continue
+            earlier = first.get(decl.key)
+            if earlier is None:
+                first[decl.key] = decl
+            elif _meaning(earlier.entry.meaning) != _meaning(decl.entry.meaning):
+                yield Finding(
+                    decl.location,
+                    f"'{decl.entry.symbol}' already means \"{earlier.entry.meaning}\" "
+                    f"({earlier.owner}, line {earlier.location.line}); give it one meaning, "
+                    "or mark this entry `local: true`",
+                )
+
+
+@rule("CK202", "symbol-declared-twice")
+def symbol_declared_twice(ctx: Context) -> Iterator[Finding]:
+    """One notation table declares the same symbol twice.
+
+    Fails:
+        notation:
+          - {symbol: W_{hh}, meaning: recurrent weights}
+          - {symbol: W_hh, meaning: the recurrent matrix}
+    Passes:
+        notation:
+          - {symbol: W_{hh}, meaning: recurrent weights}
+    """
+    for table in _all_tables(ctx.course):
+        seen: dict[str, Declaration] = {}
+        for decl in table:
+            if decl.key in seen:
+                yield Finding(
+                    decl.location,
+                    f"'{decl.entry.symbol}' is already declared in this table "
+                    f"(line {seen[decl.key].location.line}); keep one entry",
+                )
+            seen.setdefault(decl.key, decl)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    keys: frozenset[str]
+    singles: frozenset[str]  # declared one-letter (or Greek) symbols: the possible indices
+    families: frozenset[str]  # bases that may be indexed: `h` from `h_t`, or a bare `x`
+
+    def covers(self, use: SymbolUse) -> bool:
+        if use.key in self.keys:
+            return True
+        return is_index(use.sub, self.singles) and use.base in self.families
+
+
+def scope_of(course: Course, chapter: Chapter) -> Scope:
+    """What a chapter's maths may use: its table, the apparatus it links, course.yaml."""
+    entries: list[NotationEntry] = list(course.manifest.notation) if course.manifest else []
+    apparatus = course.apparatus
+    for link in chapter.manifest.apparatus:
+        if link.id in apparatus:
+            entries += apparatus[link.id].notation
+    entries += chapter.manifest.notation
+    keys = {key for entry in entries if (key := declared_key(entry.symbol)) is not None}
+    singles = frozenset(key for key in keys if "_" not in key and not key.startswith("\\math"))
+    families: set[str] = set()
+    for key in keys:
+        base, _, sub = key.partition("_")
+        if not sub or is_index(sub[1:-1], singles):
+            families.add(base)
+    return Scope(frozenset(keys), singles, frozenset(families))
+
+
+def chapter_uses(course: Course, chapter: Chapter) -> Iterator[tuple[SymbolUse, Location]]:
+    """Every symbol the maths of a chapter uses, with its exact location, in reading order."""
+    for text in chapter_texts(course, chapter):
+        if text.kind == "claim":
+            continue  # a claim repeats the thesis; its maths is read once, in the gloss
+        for use in symbols_in_markdown(text.value):
+            yield use, text.locate(use.offset)
+
+
+def _suggest(use: SymbolUse, scope: Scope) -> str:
+    if use.follows_letter and use.sub:
+        whole = f"{use.base}_{{{use.raw_sub}"
+        candidates = [k for k in scope.keys if k.startswith(whole)]
+        if candidates:
+            return (
+                f"; TeX reads `{use.base}_{use.raw_sub}…` as a subscript of one character: "
+                f"write `{sorted(candidates)[0]}`"
+            )
+    lowered = {key.casefold(): key for key in scope.keys}
+    if use.key.casefold() in lowered:
+        return f"; did you mean '{shown(lowered[use.key.casefold()])}'?"
+    close = difflib.get_close_matches(use.key, sorted(scope.keys), n=1, cutoff=0.75)
+    return f"; did you mean '{shown(close[0])}'?" if close else ""
+
+
+@rule("CK203", "symbol-unused", Severity.WARNING)
+def symbol_unused(ctx: Context) -> Iterator[Finding]:
+    """A chapter declares a symbol that none of its maths uses.
+
+    The chapter's maths is its problem, propositions, figure titles, captions and alt text,
+    its lessons (body and quiz) and its problem and exercise statements. An indexed use counts
+    for its family and its indices: `h_{t-1}` uses `h_t` and `t`.
+
+    Fails:
+        notation: [{symbol: d_v, meaning: width of a value}]   # no $d_v$ anywhere
+    Passes:
+        notation: [{symbol: d_v, meaning: width of a value}]   # a lesson writes $T^2 d_v$
+    """
+    course = ctx.course
+    for chapter in course.chapters.values():
+        scope = scope_of(course, chapter)
+        used: set[str] = set()
+        for use, _ in chapter_uses(course, chapter):
+            used.add(use.key)
+            if is_index(use.sub, scope.singles):
+                used.add(use.base)
+                used.update(use.sub_letters)
+                used.update(k for k in scope.keys if k.startswith(use.base + "_{"))
+        for index, entry in enumerate(chapter.manifest.notation):
+            key = declared_key(entry.symbol)
+            if key is not None and key not in used:
+                yield Finding(
+                    chapter.manifest.loc("notation", index, "symbol"),
+                    f"'{entry.symbol}' is declared but no maths of {chapter.id} uses it; "
+                    "remove the entry or use the symbol",
+                )
+
+
+@rule("CK204", "symbol-undeclared")
+def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
+    """The maths of a chapter uses a symbol that no table in its scope declares.
+
+    The scope is the chapter's own notation table, the notation of the Book 0 entries it links,
+    and course.yaml's course-wide table. The first use of each undeclared symbol is reported, at
+    its line and column. A symbol is a letter, a Greek letter or a named symbol
+    (`\\mathrm{softmax}`) with its subscript; operators, numbers, `\\text{}` and the `O` of
+    big-O do not count (see `coursekit.latex_symbols`). A subscript made of digits and declared
+    one-letter symbols is an index: with `h_t` and `t` declared, `h_{t-1}` and `h_1` are fine.
+
+    Fails:
+        # chapter notation declares T, d; Fig. 2's caption says
+        caption: Attention spends $O(n^2)$ work on the grid.
+    Passes:
+        caption: Attention spends $O(T^2)$ work on the grid.
+    """
+    course = ctx.course
+    for chapter in course.chapters.values():
+        scope = scope_of(course, chapter)
+        reported: set[str] = set()
+        for use, location in chapter_uses(course, chapter):
+            if use.key in reported or scope.covers(use):
+                continue
+            reported.add(use.key)
+            yield Finding(
+                location,
+                f"'{shown(use.key)}' is not declared for {chapter.id} "
+                "(its notation table, the apparatus it links, or course.yaml)"
+                + _suggest(use, scope),
+            )
