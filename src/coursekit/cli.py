@@ -141,6 +141,23 @@ def clean_command(course: Path | None) -> None:
     click.echo(f"removed {folder}" if removed else f"no cache at {folder}")
 
 
+@main.command("owed")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+)
+@click.option("--chapter", "chapters", multiple=True, help="Only this chapter (repeatable).")
+@course_option
+def owed_command(output_format: str, chapters: tuple[str, ...], course: Path | None) -> None:
+    """Report owed content per chapter: written against required by its maturity. Exits 0."""
+    from coursekit.commands import owed
+
+    sys.exit(owed.run(_project(course), output_format, chapters, sys.stdout))
+
+
 @main.command("explain")
 @click.argument("code")
 def explain_command(code: str) -> None:
