@@ -1,0 +1,349 @@
+"""The parent side: a pool of pre-warmed fork servers, jobs fanned out across them.
+
+Each server (``_server.py``) is a separate ``python -I`` process with a scrubbed environment that
+imported numpy once; it runs one job at a time in a freshly forked, confined worker. The parent
+only ever reads JSON frames from it (and ``.npy`` arrays inside them, without pickle).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import select
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from coursekit.exec.types import Job, Limits, Outcome, Status
+from coursekit.exec.wire import WireError, decode
+
+SERVER_SCRIPT = Path(__file__).with_name("_server.py")
+#: Passed through when set: some machines need them for OpenBLAS to compute right.
+PASS_THROUGH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+#: Numeric libraries pinned to one thread: problems run in parallel across cores instead.
+ONE_THREAD = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+)
+SANDBOX_MODES = ("auto", "namespace", "setuid", "basic")
+HELLO_TIMEOUT_S = 60.0
+#: How long past a job's wall limit the parent waits for the server before giving up on it.
+GRACE_S = 10.0
+MAX_FRAME = 1 << 30
+
+Progress = Callable[[int, int, Outcome], None]
+
+
+class RunnerError(RuntimeError):
+    """A fork server could not be started."""
+
+
+def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The scrubbed environment servers (and so programs) run with."""
+    source = os.environ if environ is None else environ
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": "/nonexistent",
+    }
+    env.update({name: "1" for name in ONE_THREAD})
+    env.update({name: source[name] for name in PASS_THROUGH if name in source})
+    return env
+
+
+class _Server:
+    """One fork server process and its framed pipe."""
+
+    def __init__(self, python: str, sandbox: str) -> None:
+        self.proc = subprocess.Popen(
+            [python, "-I", str(SERVER_SCRIPT), "--sandbox", sandbox],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None if os.environ.get("COURSEKIT_EXEC_DEBUG") else subprocess.DEVNULL,
+            env=child_environment(),
+            cwd="/",
+            close_fds=True,
+            start_new_session=True,  # a terminal's Ctrl-C reaches us, not the servers
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in = self.proc.stdin.fileno()
+        self._out = self.proc.stdout.fileno()
+        self._buffer = bytearray()
+        self.hello: dict[str, Any] | None = None
+        self._next_id = 0
+
+    def wait_hello(self) -> dict[str, Any]:
+        hello = self._read(time.monotonic() + HELLO_TIMEOUT_S)
+        if not isinstance(hello, dict) or "hello" not in hello:
+            self.kill()
+            raise RunnerError(
+                f"the fork server did not start ({sys.executable} -I {SERVER_SCRIPT}); "
+                "set COURSEKIT_EXEC_DEBUG=1 to see its stderr"
+            )
+        self.hello = hello
+        return hello
+
+    def execute(self, job: Job, limits: Limits) -> dict[str, Any] | None:
+        """The server's reply, or None if it died or stopped answering (then it is killed)."""
+        self._next_id += 1
+        frame = {
+            "id": self._next_id,
+            "source": job.source,
+            "filename": job.filename,
+            "limits": limits.as_dict(),
+        }
+        body = json.dumps(frame).encode()
+        try:
+            os.write(self._in, struct.pack(">I", len(body)))
+            view = memoryview(body)
+            while view:
+                view = view[os.write(self._in, view) :]
+        except OSError:
+            self.kill()
+            return None
+        reply = self._read(time.monotonic() + limits.wall_s + GRACE_S)
+        if not isinstance(reply, dict) or reply.get("id") != self._next_id:
+            self.kill()
+            return None
+        return reply
+
+    def _read(self, deadline: float) -> Any:
+        need: int | None = None
+        while True:
+            if need is None and len(self._buffer) >= 4:
+                (need,) = struct.unpack(">I", self._buffer[:4])
+                if need > MAX_FRAME:
+                    return None
+            if need is not None and len(self._buffer) >= 4 + need:
+                body = bytes(self._buffer[4 : 4 + need])
+                del self._buffer[: 4 + need]
+                try:
+                    return json.loads(body)
+                except ValueError:
+                    return None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([self._out], [], [], remaining)
+            if not ready:
+                return None
+            chunk = os.read(self._out, 1 << 20)
+            if not chunk:
+                return None
+            self._buffer += chunk
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self._close_pipes()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self._close_pipes()  # EOF on stdin: the server finishes its job and exits
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._close_pipes()
+
+    def _close_pipes(self) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None and not stream.closed:
+                stream.close()
+
+
+def outcome_from_reply(key: str, reply: Mapping[str, Any] | None) -> Outcome:
+    if reply is None:
+        return Outcome(
+            key, Status.CRASHED, message="the runner stopped answering; it was restarted"
+        )
+    try:
+        status = Status(str(reply.get("status")))
+    except ValueError:
+        return Outcome(key, Status.CRASHED, message=f"the runner sent a bad status: {reply!r:.200}")
+    value: Any = None
+    message = str(reply.get("message", ""))
+    if status is Status.OK:
+        try:
+            value = decode(reply.get("value"))
+        except WireError as exc:
+            status, message = Status.CRASHED, f"the result could not be read: {exc}"
+    tb = str(reply.get("traceback", ""))
+    if tb:
+        message = f"{message}\n{tb.rstrip()}"
+    return Outcome(
+        key=key,
+        status=status,
+        value=value,
+        message=message,
+        traceback=tb,
+        stdout=str(reply.get("stdout", "")),
+        stderr_tail=str(reply.get("stderr_tail", "")),
+        duration=float(reply.get("duration", 0.0)),
+        sandbox=str(reply.get("sandbox", "")),
+        extra={k: reply[k] for k in ("stdout_bytes", "stderr_bytes") if k in reply},
+    )
+
+
+class Runner:
+    """A pool of ``parallel`` fork servers, started on first use and kept until ``close()``.
+
+    >>> with Runner(parallel=2) as runner:            # doctest: +SKIP
+    ...     outcomes = runner.run([Job("a", "def solve():\\n    return 1\\n")])
+    """
+
+    def __init__(
+        self,
+        parallel: int | None = None,
+        *,
+        python: str | None = None,
+        sandbox: str = "auto",
+    ) -> None:
+        if sandbox not in SANDBOX_MODES:
+            raise ValueError(f"sandbox must be one of {SANDBOX_MODES}, not {sandbox!r}")
+        self.parallel = max(1, parallel or os.cpu_count() or 1)
+        self.python = python or sys.executable
+        self.sandbox_request = sandbox
+        self._servers: list[_Server] = []
+        self._lock = threading.Lock()
+
+    # -- lifecycle
+
+    def start(self, count: int | None = None) -> None:
+        """Start (and wait for) the servers now rather than on first use."""
+        want = min(self.parallel, count if count is not None else self.parallel)
+        with self._lock:
+            fresh = [
+                _Server(self.python, self.sandbox_request) for _ in range(want - len(self._servers))
+            ]
+            try:
+                for server in fresh:
+                    server.wait_hello()
+            except RunnerError:
+                for server in fresh:
+                    server.kill()
+                raise
+            self._servers.extend(fresh)
+
+    @property
+    def sandbox(self) -> str:
+        """The sandbox mode the servers run (``namespace``, ``setuid`` or ``basic``)."""
+        self.start(1)
+        hello = self._servers[0].hello or {}
+        return str(hello.get("sandbox", ""))
+
+    def close(self) -> None:
+        with self._lock:
+            for server in self._servers:
+                server.close()
+            self._servers.clear()
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- running
+
+    def run(
+        self,
+        jobs: Sequence[Job],
+        limits: Limits | None = None,
+        progress: Progress | None = None,
+    ) -> list[Outcome]:
+        """Run every job; outcomes in the order of ``jobs``. Never raises for a program's sake.
+
+        ``progress(done, total, outcome)`` is called in the calling thread as each job ends.
+        """
+        limits = limits or Limits()
+        if not jobs:
+            return []
+        self.start(len(jobs))
+        pending: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for index in range(len(jobs)):
+            pending.put(index)
+        finished: queue.SimpleQueue[tuple[int, Outcome]] = queue.SimpleQueue()
+        slots = list(range(min(len(self._servers), len(jobs))))
+        threads = [
+            threading.Thread(
+                target=self._drive, args=(slot, jobs, limits, pending, finished), daemon=True
+            )
+            for slot in slots
+        ]
+        for thread in threads:
+            thread.start()
+        results: list[Outcome | None] = [None] * len(jobs)
+        for done in range(1, len(jobs) + 1):
+            index, outcome = finished.get()
+            results[index] = outcome
+            if progress is not None:
+                progress(done, len(jobs), outcome)
+        for thread in threads:
+            thread.join()
+        return [outcome for outcome in results if outcome is not None]
+
+    def _drive(
+        self,
+        slot: int,
+        jobs: Sequence[Job],
+        limits: Limits,
+        pending: queue.SimpleQueue[int],
+        finished: queue.SimpleQueue[tuple[int, Outcome]],
+    ) -> None:
+        while True:
+            try:
+                index = pending.get_nowait()
+            except queue.Empty:
+                return
+            job = jobs[index]
+            try:
+                server = self._server(slot)
+                reply = server.execute(job, limits)
+                outcome = outcome_from_reply(job.key, reply)
+            except Exception as exc:  # never let one job take the run down
+                outcome = Outcome(job.key, Status.CRASHED, message=f"the runner failed: {exc!r}")
+            finished.put((index, outcome))
+
+    def _server(self, slot: int) -> _Server:
+        server = self._servers[slot]
+        if not server.alive or server.proc.stdin is None or server.proc.stdin.closed:
+            server.kill()
+            server = _Server(self.python, self.sandbox_request)
+            server.wait_hello()
+            self._servers[slot] = server
+        return server
+
+
+def run_programs(
+    jobs: Iterable[Job],
+    limits: Limits | None = None,
+    parallel: int | None = None,
+    progress: Progress | None = None,
+    *,
+    sandbox: str = "auto",
+) -> list[Outcome]:
+    """Run each job's ``solve()`` in its own confined process; one Outcome per job, in order."""
+    job_list = list(jobs)
+    if not job_list:
+        return []
+    with Runner(min(parallel or os.cpu_count() or 1, len(job_list)), sandbox=sandbox) as runner:
+        return runner.run(job_list, limits, progress)

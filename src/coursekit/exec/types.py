@@ -1,0 +1,97 @@
+"""The runner's small typed values: what to run, within which limits, and what came of it."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import platform
+import sys
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import metadata
+from typing import Any
+
+#: Bumped whenever the runner's behaviour changes what an outcome can be (invalidates caches).
+RUNNER_VERSION = "1"
+
+
+class Status(enum.StrEnum):
+    OK = "ok"
+    ERROR = "error"  # the program raised
+    TIMEOUT = "timeout"  # wall clock or CPU time
+    MEMORY = "memory"  # address-space limit (MemoryError)
+    OUTPUT = "output"  # stdout/stderr or the returned value too large
+    CRASHED = "crashed"  # killed by a signal (segfault, abort, ...), or the runner failed
+    EXITED = "exited"  # sys.exit()/os._exit() before a result
+    NO_RESULT = "no-result"  # no solve(), or solve() returned something that is not data
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-program limits. Defaults suit small numpy problems."""
+
+    wall_s: float = 10.0  # wall clock, enforced by the server (catches sleeping programs)
+    cpu_s: float = 10.0  # RLIMIT_CPU (SIGXCPU)
+    memory_mb: int = 1024  # RLIMIT_AS
+    output_kb: int = 1024  # stdout + stderr; beyond it the program is stopped
+    result_kb: int = 16384  # the encoded value solve() returns
+    processes: int = 32  # RLIMIT_NPROC (per job under the namespace/setuid sandboxes)
+    file_mb: int = 16  # RLIMIT_FSIZE: largest file the program may write
+    disk_mb: int = 64  # size of the private tmpfs working directory (namespace sandbox)
+    open_files: int = 256  # RLIMIT_NOFILE
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One program to run: ``key`` identifies it to the caller; ``filename`` shows in tracebacks."""
+
+    key: str
+    source: str
+    filename: str = "solution.py"
+
+    def fingerprint(self, limits: Limits) -> str:
+        """A cache key: the source, the limits, and the Python and numpy that run it."""
+        payload = {
+            "runner": RUNNER_VERSION,
+            "source": self.source,
+            "filename": self.filename,
+            "limits": limits.as_dict(),
+            "python": sys.version,
+            "machine": platform.machine(),
+            "numpy": _numpy_version(),
+        }
+        data = json.dumps(payload, sort_keys=True).encode()
+        return hashlib.sha256(data).hexdigest()
+
+
+@cache
+def _numpy_version() -> str:
+    try:
+        return metadata.version("numpy")
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What came of one job. ``value`` is plain data (and numpy arrays) when status is ok."""
+
+    key: str
+    status: Status
+    value: Any = None
+    message: str = ""
+    traceback: str = ""
+    stdout: str = ""
+    stderr_tail: str = ""
+    duration: float = 0.0
+    sandbox: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
