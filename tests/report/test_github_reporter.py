@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
+from reporting import copy_course, sample_report
 
 from coursekit.cli import main
 from coursekit.diagnostics import Diagnostic, Severity
@@ -11,7 +14,8 @@ from coursekit.report import REPORTERS, Report
 from coursekit.report.github import command, escape_data, escape_property
 
 
-def test_one_command_per_diagnostic(report: Report) -> None:
+def test_one_command_per_diagnostic() -> None:
+    report = sample_report()
     lines = REPORTERS["github"](report).splitlines()
     assert lines == [
         "::error file=course/II/2-from-recurrence-to-attention/chapter.yaml,line=3,col=9,"
@@ -77,12 +81,18 @@ def test_unnamed_code_titles_with_the_code() -> None:
     assert ",title=CK999::m" in command(d)
 
 
-def test_chosen_automatically_under_github_actions(course_copy: object) -> None:
+def test_chosen_automatically_under_github_actions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy_course(tmp_path, monkeypatch)
     result = CliRunner().invoke(main, ["check"], env={"GITHUB_ACTIONS": "true"})
     assert result.exit_code == 1, result.output
     assert result.output.startswith("::error file=course/")
 
 
-def test_explicit_format_wins_under_github_actions(course_copy: object) -> None:
+def test_explicit_format_wins_under_github_actions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy_course(tmp_path, monkeypatch)
     result = CliRunner().invoke(main, ["check", "--format", "json"], env={"GITHUB_ACTIONS": "true"})
     assert result.output.lstrip().startswith("{")

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from reporting import copy_course, sample_report
 
 from coursekit.cli import main
 from coursekit.report import REPORTERS, Report
 
 
-def test_contract_keys(report: Report) -> None:
+def test_contract_keys() -> None:
+    report = sample_report()
     document = json.loads(REPORTERS["json"](report))
     assert set(document) == {"diagnostics", "summary"}
     assert document["summary"] == {"errors": 1, "warnings": 1}
@@ -34,7 +37,10 @@ def test_empty_report() -> None:
     }
 
 
-def test_cli_paths_are_relative_and_positions_one_based(course_copy: Path) -> None:
+def test_cli_paths_are_relative_and_positions_one_based(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    course_copy = copy_course(tmp_path, monkeypatch)
     result = CliRunner().invoke(main, ["check", "--format", "json"])
     assert result.exit_code == 1, result.output
     document = json.loads(result.output)

@@ -9,6 +9,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 from click.testing import CliRunner
+from reporting import copy_course, sample_report
 
 from coursekit import __version__
 from coursekit.cli import main
@@ -38,9 +39,8 @@ def assert_valid(validator: jsonschema.Draft4Validator, document: dict[str, Any]
     assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors)
 
 
-def test_validates_against_the_official_schema(
-    validator: jsonschema.Draft4Validator, report: Report
-) -> None:
+def test_validates_against_the_official_schema(validator: jsonschema.Draft4Validator) -> None:
+    report = sample_report()
     assert_valid(validator, render(report))
 
 
@@ -57,7 +57,8 @@ def test_the_schema_rejects_a_broken_log(validator: jsonschema.Draft4Validator) 
     assert list(validator.iter_errors(document))
 
 
-def test_driver_lists_every_rule_with_its_documentation(report: Report) -> None:
+def test_driver_lists_every_rule_with_its_documentation() -> None:
+    report = sample_report()
     driver = render(report)["runs"][0]["tool"]["driver"]
     assert driver["name"] == "coursekit"
     assert driver["version"] == __version__
@@ -72,7 +73,8 @@ def test_driver_lists_every_rule_with_its_documentation(report: Report) -> None:
         assert descriptor["defaultConfiguration"]["level"] == str(rule.severity)
 
 
-def test_results_point_at_their_rule_and_place(report: Report) -> None:
+def test_results_point_at_their_rule_and_place() -> None:
+    report = sample_report()
     run = render(report)["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     first, second = run["results"]
@@ -110,8 +112,9 @@ def test_awkward_paths_and_unknown_codes(validator: jsonschema.Draft4Validator) 
 
 
 def test_cli_output_on_a_broken_course_validates(
-    validator: jsonschema.Draft4Validator, course_copy: Path
+    validator: jsonschema.Draft4Validator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    copy_course(tmp_path, monkeypatch)
     result = CliRunner().invoke(main, ["check", "--format", "sarif"])
     assert result.exit_code == 1, result.output
     document = json.loads(result.output)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from reporting import sample_report
+
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.report import REPORTERS, Report
 
 
-def test_caret_under_the_column(report: Report) -> None:
+def test_caret_under_the_column() -> None:
+    report = sample_report()
     lines = REPORTERS["text"](report).splitlines()
     assert lines[:4] == [
         "course/II/2-from-recurrence-to-attention/chapter.yaml:3:9: CK103 "
@@ -19,7 +22,8 @@ def test_caret_under_the_column(report: Report) -> None:
     assert source[caret.index("^")] == "0"  # the caret sits on the value's first character
 
 
-def test_warning_is_marked_and_summary_counts(report: Report) -> None:
+def test_warning_is_marked_and_summary_counts() -> None:
+    report = sample_report()
     out = REPORTERS["text"](report)
     assert "course/II/book.yaml:1:1: CK110 chapter folder '3' is not listed (warning)" in out
     assert out.endswith("Found 1 error and 1 warning.\n")

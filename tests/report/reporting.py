@@ -1,4 +1,8 @@
-"""Shared values for the reporter tests: a handful of diagnostics as rules would make them."""
+"""Shared values for the reporter tests: diagnostics as rules make them, a broken course copy.
+
+Plain functions rather than conftest fixtures: other test folders import `conftest` by module
+name, and a second conftest.py here would shadow theirs.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +18,8 @@ CHAPTER = "course/II/2-from-recurrence-to-attention/chapter.yaml"
 CHAPTER_TEXT = "id: II.2\napparatus:\n  - id: 0.IT.09\n    title: Entropy\n"
 
 
-@pytest.fixture
-def report() -> Report:
+def sample_report() -> Report:
+    """An error with its source line, and a warning without."""
     return Report(
         diagnostics=[
             Diagnostic(
@@ -56,8 +60,7 @@ def coursekit_tables(pyproject: str) -> str:
     return "\n".join(kept) + "\n" if kept else ""
 
 
-@pytest.fixture
-def course_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def copy_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the repository's course with one unknown key, as the working directory."""
     shutil.copytree(REPO / "course", tmp_path / "course")
     config = coursekit_tables((REPO / "pyproject.toml").read_text(encoding="utf-8"))
