@@ -409,7 +409,7 @@ def verify_document(
     if jobs and isolate:
         from coursekit.verify.expr import sympy_module
 
-        sympy_module()  # import once here, so every forked worker starts warm
+        _warm(sympy_module())  # once here, so every forked worker starts warm
         ran = run_isolated(jobs, timeout, memory_mb=memory_mb)
     else:
         ran = run_inline(jobs, timeout)
@@ -437,6 +437,24 @@ def verify_document(
         res = check_quiz_answer(answer, margin, cv.value, subject=f"claim {cid}")
         out.append(Verdict("quiz", cid, k, res.status, res.message, value=res.value))
     return out
+
+
+_WARM: list[bool] = []
+
+
+def _warm(sp: Any) -> None:
+    """Exercise sympy once in this process: its first simplify/solve loads much lazily."""
+    if _WARM:
+        return
+    _WARM.append(True)
+    try:
+        t, d = sp.symbols("t d", positive=True)
+        sp.simplify(sp.cancel(t**2 * d / (t * d**2) - d / t))
+        sp.solve(sp.Eq(t**2 * d, t * d**2), t)
+        sp.factor(t * d - t**2)
+        sp.limit(t / (t + 1), t, sp.oo)
+    except Exception:  # warming is an optimisation only
+        pass
 
 
 def _pending(subject: str, index: int, cid: str, cv: Verdict | None) -> Verdict | None:

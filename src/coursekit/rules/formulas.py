@@ -1,0 +1,544 @@
+"""Formulas (CK8xx): the maths a lesson derives is checked by sympy, and the prose is tied to it.
+
+A lesson declares its formulas once in its front matter (`formulas:`, Python syntax read by a
+whitelisting parser, never evaluated), states `claims:` about them, shows them as labelled
+display equations (`$$T\\,(d_h^2 + d_h d_x)$$ {#eq:recurrence}`) and writes the numbers they
+produce through their claims (`[26,214,400]{claim=rec-t50}`). `coursekit.verify` checks all of
+it, each sympy job in a forked worker under `sympy-seconds`; verdicts are cached by content in
+the result store (namespace `sympy`), so an unchanged lesson is not checked twice.
+
+`check --structural` (option `formulas: False`) skips the family.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from coursekit.diagnostics import Severity
+from coursekit.model.base import Location, Node
+from coursekit.model.tree import Course, Lesson
+from coursekit.rules.base import Context, Finding, rule
+
+NAMESPACE = "sympy"
+
+_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_EQ_LABEL = re.compile(r"[ \t]*\{#eq:([^}\s]*)\}")
+_NUMBER_REF = re.compile(r"\[([^\[\]\n]+)\]\{claim=([^}\s]*)\}")
+
+
+@dataclass(frozen=True)
+class ShownEquation:
+    label: str
+    latex: str
+    latex_offset: int  # in the body
+    label_offset: int
+
+
+@dataclass(frozen=True)
+class WrittenNumber:
+    claim: str
+    text: str
+    offset: int  # of the text, in the body
+
+
+@dataclass
+class LessonMaths:
+    lesson: Lesson
+    equations: list[ShownEquation]
+    numbers: list[WrittenNumber]
+    quiz: list[tuple[int, str]]  # (question index, claim id) of numeric questions
+    verdicts: list[Any]  # coursekit.verify.Verdict, imported lazily
+
+
+def _mask_code(body: str) -> str:
+    """Blank out fenced and inline code (same length, so offsets hold)."""
+
+    def blank(m: re.Match[str]) -> str:
+        return "".join(c if c == "\n" else " " for c in m.group(0))
+
+    return _INLINE_CODE.sub(blank, _FENCE.sub(blank, body))
+
+
+def scan_body(body: str) -> tuple[list[ShownEquation], list[WrittenNumber]]:
+    """Labelled display equations and numbers tied to claims, with their offsets."""
+    text = _mask_code(body)
+    equations: list[ShownEquation] = []
+    pos = 0
+    while True:
+        start = text.find("$$", pos)
+        if start < 0:
+            break
+        end = text.find("$$", start + 2)
+        if end < 0:
+            break
+        pos = end + 2
+        label = _EQ_LABEL.match(text, pos)
+        if label is not None:
+            equations.append(
+                ShownEquation(label.group(1), body[start + 2 : end], start + 2, label.start(1) - 5)
+            )
+            pos = label.end()
+    numbers = [
+        WrittenNumber(m.group(2), m.group(1), m.start(1)) for m in _NUMBER_REF.finditer(text)
+    ]
+    return equations, numbers
+
+
+_MEMO: dict[int, tuple[weakref.ref[Context], list[LessonMaths]]] = {}
+
+
+def lesson_maths(ctx: Context) -> list[LessonMaths]:
+    """Every lesson with maths, checked once per run (shared by all CK8 rules)."""
+    if ctx.options.get("formulas", True) is False:
+        return []
+    memo = _MEMO.get(id(ctx))
+    if memo is not None and memo[0]() is ctx:
+        return memo[1]
+    for key in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
+        del _MEMO[key]
+    results = [_check_lesson(ctx, lesson) for lesson in _lessons(ctx.course)]
+    _MEMO[id(ctx)] = (weakref.ref(ctx), [r for r in results if r is not None])
+    return _MEMO[id(ctx)][1]
+
+
+def _lessons(course: Course) -> Iterator[Lesson]:
+    for chapter in course.chapters.values():
+        yield from chapter.lessons.values()
+
+
+def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
+    meta = lesson.meta
+    equations, numbers = scan_body(lesson.body)
+    quiz = [
+        (q, question.claim)
+        for q, question in enumerate(meta.quiz)
+        if question.kind == "numeric" and question.claim
+    ]
+    if not (meta.formulas or meta.claims or equations or numbers or quiz):
+        return None
+    from coursekit.verify import MathsSpec, Verdict, verify_document
+
+    spec = MathsSpec.build(
+        assume={k: v for k, v in meta.assume.model_dump().items() if v},
+        formulas=dict(meta.formulas),
+        claims=[c.model_dump(by_alias=True, exclude_none=True) for c in meta.claims],
+        equations=[(e.label, e.latex) for e in equations],
+        numbers=[(n.claim, n.text) for n in numbers],
+        quiz=[
+            (claim, _num(meta.quiz[q].answer), _num(meta.quiz[q].margin or 0)) for q, claim in quiz
+        ],
+    )
+    timeout = float(ctx.config.limits.sympy_seconds)
+    key = f"{spec.fingerprint()}:{timeout:g}"
+    cached = ctx.store.get(NAMESPACE, key)
+    verdicts: list[Any]
+    if isinstance(cached, list):
+        verdicts = [Verdict.from_json(v) for v in cached]
+    else:
+        verdicts = verify_document(spec, timeout)
+        if not any(v.status == "timeout" for v in verdicts):  # a slow machine is not a fact
+            ctx.store.put(NAMESPACE, key, [v.to_json() for v in verdicts])
+    return LessonMaths(lesson, equations, numbers, quiz, verdicts)
+
+
+def _num(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+# -- locations ------------------------------------------------------------------------------------
+
+
+def value_loc(course: Course, node: Node, path: tuple[str | int, ...], offset: int = 0) -> Location:
+    """The location of character `offset` of a one-line scalar value (else its start)."""
+    base = node.loc(*path)
+    text = course.texts.get(base.path)
+    if text is None or offset <= 0:
+        return base
+    lines = text.split("\n")
+    if not 1 <= base.line <= len(lines):
+        return base
+    line = lines[base.line - 1]
+    col = base.column - 1
+    if col < len(line) and line[col] in "\"'":
+        col += 1
+    if col + offset > len(line):
+        return base
+    return Location(base.path, base.line, col + offset + 1)
+
+
+_CLAIM_TARGET = {
+    "identity": "rhs",
+    "solve": "solutions",
+    "value": "value",
+    "order": "order",
+    "inequality": "op",
+}
+
+
+def claim_loc(
+    course: Course, lesson: Lesson, index: int, field: str | None, offset: int | None
+) -> Location:
+    """Where a claim's verdict points: the offending field (and offset), else the claim's id."""
+    meta = lesson.meta
+    if index >= len(meta.claims):
+        return meta.loc("claims")
+    claim = meta.claims[index]
+    path: tuple[str | int, ...]
+    if field is None:
+        target = _CLAIM_TARGET.get(claim.kind, "id")
+        present = getattr(claim, target, None) not in (None, [], {})
+        return meta.loc("claims", index, target if present else "id")
+    match = re.fullmatch(r"(where)\.(.+)|(solutions|when)\[(\d+)\]|(\w+)", field)
+    if match is None:
+        return meta.loc("claims", index)
+    if match.group(1):
+        path = ("claims", index, "where", match.group(2))
+    elif match.group(3) == "solutions":
+        path = ("claims", index, "solutions", int(match.group(4)))
+    elif match.group(3) == "when":
+        path = ("claims", index, "when")
+    else:
+        name = match.group(5)
+        path = (
+            ("claims", index, name)
+            if name in type(claim).model_fields or name == "for"
+            else (
+                "claims",
+                index,
+            )
+        )
+        if name == "relation":
+            path = ("claims", index, "op")
+    return value_loc(course, meta, path, offset or 0)
+
+
+def _verdicts(maths: LessonMaths, subject: str) -> Iterator[Any]:
+    return (v for v in maths.verdicts if v.subject == subject)
+
+
+# -- the rules ------------------------------------------------------------------------------------
+
+
+@rule("CK801", "formula-syntax")
+def formula_syntax(ctx: Context) -> Iterator[Finding]:
+    """A formula, or a formula-valued field of a claim, is not accepted by the formula parser.
+
+    Formulas are Python syntax read by a whitelist: numbers, names, `+ - * / **`, unary minus and
+    calls to sqrt, exp, log, ln, sin, cos, tan, tanh, sigmoid, Abs, floor, ceiling, Max, Min.
+    Nothing is evaluated; attribute access, strings, lambdas, comprehensions, `^`, exponents
+    above 1000 and texts over 2000 characters are refused. Formulas that refer to each other in
+    a cycle, and assumptions other than positive, nonnegative, integer and real, are reported
+    here too.
+
+    Fails:
+        formulas:
+          recurrence: T*(d_h^2 + d_h*d_x)
+          evil: __import__('os').system('touch /tmp/x')
+    Passes:
+        formulas:
+          recurrence: T*(d_h**2 + d_h*d_x)
+    """
+    course = ctx.course
+    for maths in lesson_maths(ctx):
+        meta = maths.lesson.meta
+        for v in maths.verdicts:
+            if v.subject == "spec" and v.status == "error":
+                yield Finding(meta.loc("assume"), v.message)
+            elif v.subject == "formula" and v.status == "error":
+                loc = value_loc(course, meta, ("formulas", v.key), v.offset or 0)
+                yield Finding(loc, f"formula '{v.key}': {v.message}")
+            elif v.subject == "claim" and v.status == "error" and v.offset is not None:
+                loc = claim_loc(course, maths.lesson, v.index, v.field, v.offset)
+                yield Finding(loc, f"claim '{v.key}', {v.field}: {v.message}")
+
+
+@rule("CK802", "latex-syntax")
+def latex_syntax(ctx: Context) -> Iterator[Finding]:
+    """The LaTeX of a labelled equation uses something the checker cannot read.
+
+    The supported subset: numbers, single letters (`Td` is T·d), Greek letters, subscripts that
+    name symbols (`d_h`, `W_{hh}`, `\\alpha_{ij}`, `d_{\\text{model}}`), powers, `\\frac`,
+    `\\sqrt`, `\\cdot`, `\\times`, `\\exp`, `\\log`, `\\tanh`, `\\max`, parentheses with or without
+    `\\left`/`\\right`, spacing macros, and `=` chains whose label sides are `\\text{...}`.
+
+    Fails:
+        $$T\\,(d_h^2 + d_h d_x) \\approx T d^2$$ {#eq:recurrence}
+    Passes:
+        $$T\\,(d_h^2 + d_h d_x)$$ {#eq:recurrence}
+    """
+    for maths in lesson_maths(ctx):
+        for v in _verdicts(maths, "equation"):
+            if v.status == "error":
+                eq = maths.equations[v.index]
+                yield Finding(
+                    maths.lesson.body_loc(eq.latex_offset + (v.offset or 0)),
+                    f"equation '{eq.label}': {v.message}",
+                )
+
+
+@rule("CK803", "equation-mismatch")
+def equation_mismatch(ctx: Context) -> Iterator[Finding]:
+    """The LaTeX a reader sees is not the formula sympy checks.
+
+    A display equation labelled `{#eq:NAME}` shows the declared formula `NAME`; its LaTeX is
+    parsed and must be the same expression up to algebra (`T(d_h^2 + d_h d_x)` and
+    `T d_h^2 + T d_h d_x` both show `T*(d_h**2 + d_h*d_x)`).
+
+    Fails:
+        formulas: {ratio: T/d}
+        ...
+        $$\\frac{d}{T}$$ {#eq:ratio}
+    Passes:
+        formulas: {ratio: T/d}
+        ...
+        $$\\frac{T}{d}$$ {#eq:ratio}
+    """
+    for maths in lesson_maths(ctx):
+        for v in _verdicts(maths, "equation"):
+            if v.status == "false":
+                eq = maths.equations[v.index]
+                yield Finding(
+                    maths.lesson.body_loc(eq.latex_offset + (v.offset or 0)),
+                    f"equation '{eq.label}': {v.message}",
+                )
+
+
+@rule("CK804", "claim-false")
+def claim_false(ctx: Context) -> Iterator[Finding]:
+    """A claim about the declared formulas is false; the message shows both sides.
+
+    Kinds: `identity` (lhs = rhs after `where`), `solve` (the solutions of `equation` for `for`
+    are exactly `solutions`), `value` (exact, or within `tolerance`, or rounded to `digits`
+    significant digits), `order` (Θ of a monomial as every variable grows), `inequality`
+    (`lhs op rhs` wherever `when` holds). See `coursekit.verify.claims` for the exact meaning.
+
+    Fails:
+        - id: rec-t50
+          kind: value
+          expr: recurrence
+          where: {T: 50, d_h: 512, d_x: 512}
+          value: 26214401
+    Passes:
+        - id: rec-t50
+          kind: value
+          expr: recurrence
+          where: {T: 50, d_h: 512, d_x: 512}
+          value: 26214400
+    """
+    course = ctx.course
+    for maths in lesson_maths(ctx):
+        for v in _verdicts(maths, "claim"):
+            if v.status == "false":
+                loc = claim_loc(course, maths.lesson, v.index, None, None)
+                kind = _kind(maths, v.index)
+                yield Finding(loc, f"{kind} claim '{v.key}' is false: {v.message}")
+
+
+def _kind(maths: LessonMaths, index: int) -> str:
+    claims = maths.lesson.meta.claims
+    return claims[index].kind if index < len(claims) else "a"
+
+
+@rule("CK805", "claim-unproven")
+def claim_unproven(ctx: Context) -> Iterator[Finding]:
+    """sympy could neither prove nor refute a claim.
+
+    Distinct from a false claim (CK804): no counterexample was found either. Restate the claim
+    in a form sympy can decide (factor it, add the assumption it needs, narrow `when`), or
+    check it by hand and suppress the diagnostic with a reason.
+
+    Fails:
+        - {id: bounded, kind: inequality, lhs: sin(x), op: "<", rhs: "2"}
+    Passes:
+        - {id: bounded, kind: inequality, lhs: x**2, op: ">=", rhs: "0"}
+    """
+    course = ctx.course
+    for maths in lesson_maths(ctx):
+        for v in _verdicts(maths, "claim"):
+            if v.status == "unproven":
+                loc = claim_loc(course, maths.lesson, v.index, None, None)
+                yield Finding(loc, f"claim '{v.key}' could not be proven: {v.message}")
+
+
+@rule("CK806", "claim-timeout")
+def claim_timeout(ctx: Context) -> Iterator[Finding]:
+    """Checking a claim or an equation took longer than the limit (`sympy-seconds`, default 5).
+
+    The job runs in its own process and is stopped at the limit, so a check never hangs. Simplify
+    the claim (substitute numbers earlier with `where`, split it), or raise the limit in
+    `[tool.coursekit]`.
+
+    Fails:
+        - {id: slow, kind: identity, lhs: "(a+b+c+d+e+f)**30*(a-b+c-d+e-f)**30", rhs: "1"}
+    Passes:
+        - {id: quick, kind: identity, lhs: "(a+b)**2", rhs: "a**2 + 2*a*b + b**2"}
+    """
+    course = ctx.course
+    for maths in lesson_maths(ctx):
+        for v in maths.verdicts:
+            if v.status != "timeout":
+                continue
+            if v.subject == "claim":
+                loc = claim_loc(course, maths.lesson, v.index, None, None)
+                yield Finding(loc, f"claim '{v.key}': {v.message}")
+            elif v.subject == "equation":
+                eq = maths.equations[v.index]
+                yield Finding(
+                    maths.lesson.body_loc(eq.latex_offset), f"equation '{eq.label}': {v.message}"
+                )
+
+
+@rule("CK807", "claim-invalid")
+def claim_invalid(ctx: Context) -> Iterator[Finding]:
+    """A claim cannot be checked as written: a missing or unknown field, a duplicate id, an
+    unknown kind or relation, a `for` that is not a symbol, a value that is not a number.
+
+    Fails:
+        - {id: rec-t50, kind: value, expr: recurrence}
+    Passes:
+        - {id: rec-t50, kind: value, expr: recurrence, where: {T: 50, d_h: 512, d_x: 512}, value: 26214400}
+    """
+    course = ctx.course
+    for maths in lesson_maths(ctx):
+        for v in _verdicts(maths, "claim"):
+            if v.status == "error" and v.offset is None:
+                loc = claim_loc(course, maths.lesson, v.index, v.field, None)
+                yield Finding(loc, f"claim '{v.key}': {v.message}")
+
+
+@rule("CK808", "number-mismatch")
+def number_mismatch(ctx: Context) -> Iterator[Finding]:
+    """A number written in the prose through a claim is not what the claim computes.
+
+    `[26,214,400]{claim=rec-t50}` must show the claim's value: exactly for an integer, or
+    rounded to the written precision (`[1.95]{claim=...}` for 1.953125). Thousands separators,
+    decimals, "2.56 million" and small number words ("ten") are understood.
+
+    Fails:
+        the recurrence costs [26,214,401]{claim=rec-t50} multiplications
+    Passes:
+        the recurrence costs [26,214,400]{claim=rec-t50} multiplications
+    """
+    for maths in lesson_maths(ctx):
+        for v in _verdicts(maths, "number"):
+            if v.status in ("false", "error"):
+                number = maths.numbers[v.index]
+                yield Finding(maths.lesson.body_loc(number.offset), v.message)
+
+
+@rule("CK809", "claim-unknown")
+def claim_unknown(ctx: Context) -> Iterator[Finding]:
+    """The prose or a quiz question cites a claim the lesson does not declare.
+
+    Fails:
+        the recurrence costs [26,214,400]{claim=rec-t5O} multiplications
+    Passes:
+        the recurrence costs [26,214,400]{claim=rec-t50} multiplications
+    """
+    for maths in lesson_maths(ctx):
+        meta = maths.lesson.meta
+        known = sorted(c.id for c in meta.claims)
+        for v in maths.verdicts:
+            if v.status != "missing":
+                continue
+            hint = _did_you_mean(v.key, known)
+            if v.subject == "number":
+                number = maths.numbers[v.index]
+                yield Finding(
+                    maths.lesson.body_loc(number.offset),
+                    f"the prose cites claim '{v.key}', which this lesson does not declare{hint}",
+                )
+            elif v.subject == "quiz":
+                q, _ = maths.quiz[v.index]
+                yield Finding(
+                    meta.loc("quiz", q, "claim"),
+                    f"quiz question {q + 1} cites claim '{v.key}', which this lesson does not declare{hint}",
+                )
+
+
+def _did_you_mean(value: str, known: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(value, known, n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+@rule("CK810", "formula-not-shown", Severity.WARNING)
+def formula_not_shown(ctx: Context) -> Iterator[Finding]:
+    """A declared formula is never shown to the reader as a labelled equation.
+
+    Every formula a lesson derives should appear once as `$$...$$ {#eq:NAME}`, so the LaTeX the
+    reader sees is checked against it. A helper formula used only inside claims can be shown or
+    the warning suppressed.
+
+    Fails:
+        formulas: {grid: T**2*d_k + T**2*d_v}
+        ...                                   # no {#eq:grid} in the body
+    Passes:
+        formulas: {grid: T**2*d_k + T**2*d_v}
+        ...
+        $$T^2 d_k + T^2 d_v$$ {#eq:grid}
+    """
+    for maths in lesson_maths(ctx):
+        meta = maths.lesson.meta
+        shown = {eq.label for eq in maths.equations}
+        for name in meta.formulas:
+            if name not in shown:
+                yield Finding(
+                    meta.loc("formulas", name),
+                    f"formula '{name}' is never shown: add $$...$$ {{#eq:{name}}} to the body",
+                )
+
+
+@rule("CK811", "equation-unknown", Severity.WARNING)
+def equation_unknown(ctx: Context) -> Iterator[Finding]:
+    """A display equation is labelled `{#eq:NAME}` but the lesson declares no formula `NAME`,
+    so nothing checks what it shows.
+
+    Fails:
+        $$2 T d^2$$ {#eq:recurence}
+    Passes:
+        formulas: {recurrence_equal: 2*T*d**2}
+        ...
+        $$2 T d^2$$ {#eq:recurrence_equal}
+    """
+    for maths in lesson_maths(ctx):
+        known = sorted(maths.lesson.meta.formulas)
+        for v in _verdicts(maths, "equation"):
+            if v.status == "missing":
+                eq = maths.equations[v.index]
+                yield Finding(
+                    maths.lesson.body_loc(eq.label_offset),
+                    f"equation label 'eq:{eq.label}' names no declared formula"
+                    + _did_you_mean(eq.label, known),
+                )
+
+
+@rule("CK812", "quiz-answer-mismatch")
+def quiz_answer_mismatch(ctx: Context) -> Iterator[Finding]:
+    """A numeric quiz answer that cites a claim does not match what the claim computes.
+
+    Fails:
+        - kind: numeric
+          prompt: With $d = 512$, at what $T$ do the two costs meet?
+          answer: 500
+          margin: 0
+          claim: crossing-512
+    Passes:
+        - kind: numeric
+          prompt: With $d = 512$, at what $T$ do the two costs meet?
+          answer: 512
+          margin: 0
+          claim: crossing-512
+    """
+    for maths in lesson_maths(ctx):
+        meta = maths.lesson.meta
+        for v in _verdicts(maths, "quiz"):
+            if v.status in ("false", "error"):
+                q, _ = maths.quiz[v.index]
+                yield Finding(meta.loc("quiz", q, "answer"), f"quiz question {q + 1}: {v.message}")
