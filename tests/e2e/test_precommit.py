@@ -253,12 +253,21 @@ def test_stale_schemas_are_refused(repo: GitRepo) -> None:
 
 
 def test_try_repo_runs_the_published_hook(repo: GitRepo) -> None:
-    """`pre-commit try-repo` builds the published hook's env from this repository's HEAD."""
+    """`pre-commit try-repo` builds the published hook's env from this repository's HEAD.
+
+    The hook runs the coursekit committed at HEAD; the test compares its verdict with the
+    coursekit under test, so it assumes the two agree on this course (they do once committed).
+    """
     manifest = repo.run("git", "-C", str(REPO), "cat-file", "-e", "HEAD:.pre-commit-hooks.yaml")
     if manifest.returncode != 0:
         pytest.skip(f"{REPO} has no committed .pre-commit-hooks.yaml (try-repo clones HEAD)")
+    head = repo.run("git", "-C", str(REPO), "rev-parse", "HEAD").stdout.strip()
     direct = repo.coursekit("check")
-    result = repo.run(*pre_commit(), "try-repo", str(REPO), "coursekit-check", "--all-files")
+    # --ref: the committed tree, as another repository gets it by rev (without it, try-repo
+    # would fold this checkout's uncommitted edits into a shadow commit).
+    result = repo.run(
+        *pre_commit(), "try-repo", str(REPO), "coursekit-check", "--ref", head, "--all-files"
+    )
     verdict = "Passed" if direct.returncode == 0 else "Failed"
     assert re.search(rf"coursekit check \(whole course\)\.+{verdict}", result.stdout), result.stdout
     assert result.returncode == direct.returncode, result.stdout
