@@ -344,6 +344,7 @@ def _attach_scripts(stream: _Stream, base: str, pos: int) -> None:
     sub = ""
     raw_sub = ""
     braced = True
+    superscripts: list[Tok] = []
     while True:
         tok = _next_meaningful(stream)
         if tok is None or tok.kind != "char" or tok.text not in "_^'":
@@ -355,7 +356,7 @@ def _attach_scripts(stream: _Stream, base: str, pos: int) -> None:
         if arg is None:
             break
         if tok.text == "^":
-            _scan([arg], stream.uses)
+            superscripts.append(arg)
             continue
         raw_sub = _canonical([arg])
         braced = arg.kind == "group"
@@ -367,6 +368,8 @@ def _attach_scripts(stream: _Stream, base: str, pos: int) -> None:
         after = stream.toks[stream.index] if stream.index < len(stream.toks) else None
         follows_letter = after is not None and after.kind == "char" and after.text.isalpha()
     stream.uses.append(SymbolUse(base, sub, pos, raw_sub, braced, follows_letter))
+    # A superscript is maths of its own, read after its base (in reading order).
+    _scan(superscripts, stream.uses)
 
 
 def symbols_in_maths(latex: str) -> list[SymbolUse]:

@@ -75,9 +75,9 @@ def symbol_meaning_conflict(ctx: Context) -> Iterator[Finding]:
     """A symbol is declared with a second meaning elsewhere, without `local: true`.
 
     A symbol has one meaning course-wide. A chapter that deliberately uses it for something
-    else says so with `local: true` on its entry; otherwise the later declaration (in reading
-    order: course.yaml, Book 0, then the chapters) is reported. Spelling does not matter:
-    `W_{hh}` and `W_hh` are one symbol.
+    else says so with `local: true` on its entry; otherwise every declaration of the symbol
+    with a different meaning is reported, each naming another. Spelling does not matter:
+    `W_{hh}` and `W_hh` are one symbol; meanings are compared ignoring case and spacing.
 
     Fails:
         # I/2-the-vanilla-rnn/chapter.yaml
@@ -88,20 +88,25 @@ def symbol_meaning_conflict(ctx: Context) -> Iterator[Finding]:
         # II/2-from-recurrence-to-attention/chapter.yaml
         notation: [{symbol: d, meaning: model width, local: true}]
     """
-    first: dict[str, Declaration] = {}
+    by_key: dict[str, list[Declaration]] = {}
     for table in _all_tables(ctx.course):
         for decl in table:
-            if decl.entry.local:
-                continue
-            earlier = first.get(decl.key)
-            if earlier is None:
-                first[decl.key] = decl
-            elif _meaning(earlier.entry.meaning) != _meaning(decl.entry.meaning):
+            if not decl.entry.local:
+                by_key.setdefault(decl.key, []).append(decl)
+    # Every side of a conflict is reported, so that naming either file (pre-commit passes only
+    # the changed ones) still shows it.
+    for decls in by_key.values():
+        for decl in decls:
+            other = next(
+                (d for d in decls if _meaning(d.entry.meaning) != _meaning(decl.entry.meaning)),
+                None,
+            )
+            if other is not None:
                 yield Finding(
                     decl.location,
-                    f"'{decl.entry.symbol}' already means \"{earlier.entry.meaning}\" "
-                    f"({earlier.owner}, line {earlier.location.line}); give it one meaning, "
-                    "or mark this entry `local: true`",
+                    f"'{decl.entry.symbol}' also means \"{other.entry.meaning}\" "
+                    f"({other.owner}, {other.location.path}:{other.location.line}); give it one "
+                    "meaning, or mark the chapter's entry `local: true`",
                 )
 
 

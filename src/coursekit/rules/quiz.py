@@ -51,7 +51,7 @@ def quiz_answer_missing(ctx: Context) -> Iterator[Finding]:
                 )
             elif question.kind != "numeric" and not question.options:
                 yield Finding(
-                    lesson.meta.loc("quiz", index, "kind"),
+                    lesson.meta.loc("quiz", index, "options"),
                     f"{question.kind} question {index + 1} has no options to choose from",
                 )
 
