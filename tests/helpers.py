@@ -1,0 +1,95 @@
+"""Shared test helpers: a copy of the golden course, exact edits, an in-process check.
+
+course = copy_golden(tmp_path)
+edit(course / CHAPTER, "maturity: M0", "maturity: M1")
+codes = {d.code for d in run_check(course)}
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from coursekit.diagnostics import Diagnostic
+from coursekit.engine import check
+from coursekit.project import find_project
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "course"
+CHAPTER = "I/1-first-steps/chapter.yaml"
+LESSON = "I/1-first-steps/lessons/tokens.md"
+BOOK0 = "0/book.yaml"
+COURSE = "course.yaml"
+PROBLEM = "I/1-first-steps/problems/count-tokens/problem.yaml"
+EXERCISE = "I/1-first-steps/exercises/first-token/exercise.yaml"
+
+
+def copy_golden(tmp_path: Path) -> Path:
+    """A fresh copy of the golden course at tmp_path/course; returns that folder."""
+    target = tmp_path / "course"
+    shutil.copytree(GOLDEN, target)
+    return target
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    """Replace the one occurrence of `old` in the file (fails loudly if it is not exactly once)."""
+    text = path.read_text(encoding="utf-8")
+    count = text.count(old)
+    assert count == 1, f"{path.name}: expected exactly one {old!r}, found {count}"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def line_of(path: Path, needle: str) -> int:
+    """1-based line of the first line containing `needle`."""
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+        if needle in line:
+            return number
+    raise AssertionError(f"{needle!r} not found in {path}")
+
+
+def run_check(
+    course_dir: Path, paths: Sequence[str] = (), options: dict[str, object] | None = None
+) -> list[Diagnostic]:
+    """`coursekit check` in process (without running problem programs unless asked)."""
+    project = find_project(course_dir, course_dir)
+    return check(project, paths, options={"exec": False, **(options or {})}).diagnostics
+
+
+@dataclass(frozen=True)
+class Case:
+    """One broken copy of the golden course: edits, then the code expected on a line."""
+
+    code: str
+    file: str  # relative to the course folder: where the diagnostic must be
+    edits: Sequence[tuple[str, str, str]]  # (file, old, new)
+    needle: str  # the expected line is the first line of `file` containing this
+    at: str | None = None  # if given, the column is where this text starts on that line
+    setup: Callable[[Path], None] | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.code}-{self.needle[:24]}"
+
+
+def assert_case(tmp_path: Path, case: Case) -> list[Diagnostic]:
+    course = copy_golden(tmp_path)
+    for file, old, new in case.edits:
+        edit(course / file, old, new)
+    if case.setup is not None:
+        case.setup(course)
+    diagnostics = run_check(course)
+    expected_path = f"course/{case.file}"
+    line = line_of(course / case.file, case.needle)
+    hits = [d for d in diagnostics if d.code == case.code and d.path == expected_path]
+    shown = "\n".join(f"{d.path}:{d.line}:{d.column} {d.code} {d.message}" for d in diagnostics)
+    assert any(d.line == line for d in hits), (
+        f"expected {case.code} at {expected_path}:{line}; got:\n{shown}"
+    )
+    if case.at is not None:
+        text = (course / case.file).read_text(encoding="utf-8").split("\n")[line - 1]
+        column = text.index(case.at) + 1
+        assert any(d.line == line and d.column == column for d in hits), (
+            f"expected {case.code} at column {column}; got:\n{shown}"
+        )
+    return diagnostics

@@ -1,0 +1,19 @@
+"""The golden course passes every rule: each broken copy differs from it by one small edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from coursekit.cli import main
+from helpers import GOLDEN, copy_golden, run_check
+
+
+def test_golden_course_is_clean(tmp_path: Path) -> None:
+    assert run_check(copy_golden(tmp_path)) == []
+
+
+def test_golden_course_check_exits_0() -> None:
+    result = CliRunner().invoke(main, ["check", "--course", str(GOLDEN), "--no-exec"])
+    assert result.exit_code == 0, result.output

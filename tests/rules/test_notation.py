@@ -1,0 +1,140 @@
+"""CK2xx: each rule fails on one small edit of the golden course, on the expected line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import (
+    CHAPTER,
+    EXERCISE,
+    LESSON,
+    PROBLEM,
+    Case,
+    assert_case,
+    copy_golden,
+    edit,
+    run_check,
+)
+
+CASES = [
+    Case(
+        "CK201",
+        CHAPTER,
+        [
+            (
+                CHAPTER,
+                "notation:\n",
+                "notation:\n  - {symbol: '\\mathrm{softmax}', meaning: a soft maximum}\n",
+            )
+        ],
+        "a soft maximum",
+    ),
+    Case(
+        "CK201",
+        CHAPTER,
+        [(CHAPTER, "notation:\n", "notation:\n  - {symbol: v, meaning: a value row}\n")],
+        "a value row",
+    ),
+    Case(
+        "CK202",
+        CHAPTER,
+        [
+            (
+                CHAPTER,
+                "propositions:\n",
+                "  - {symbol: 'x_{t}', meaning: the vector of the token at position t}\npropositions:\n",
+            )
+        ],
+        "symbol: 'x_{t}'",
+    ),
+    Case(
+        "CK203",
+        CHAPTER,
+        [
+            (
+                CHAPTER,
+                "propositions:\n",
+                "  - {symbol: d_k, meaning: width of a key}\npropositions:\n",
+            )
+        ],
+        "symbol: d_k",
+    ),
+    Case(
+        "CK204",
+        LESSON,
+        [(LESSON, "A sentence of $T$", "A sentence of $n$")],
+        "A sentence of $n$",
+        at="n$",
+    ),
+    Case(
+        "CK204",
+        CHAPTER,
+        [(CHAPTER, "The tokens $x_1$ to $x_T$", "The tokens $x_1$ to $x_n$")],
+        "The tokens $x_1$ to $x_n$",
+        at="x_n$ in a row",
+    ),
+    Case(
+        "CK204",
+        CHAPTER,
+        [(CHAPTER, "each a vector $v$.", "each a vector $W_hh$.")],
+        "each a vector",
+        at="W_hh",
+    ),
+    Case("CK204", PROBLEM, [(PROBLEM, "$T = 4$", "$N = 4$")], "statement:", at="N = 4"),
+    Case(
+        "CK204", EXERCISE, [(EXERCISE, "$x_1$ to $x_T$", "$y_1$ to $x_T$")], "statement:", at="y_1"
+    ),
+    Case(
+        "CK204",
+        LESSON,
+        [(LESSON, "What is $x_t$?", "What is $\\alpha_{t}$?")],
+        "What is",
+        at="\\alpha",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_rule_fails_on_broken_copy(tmp_path: Path, case: Case) -> None:
+    assert_case(tmp_path, case)
+
+
+def test_indexed_uses_are_covered_by_their_family(tmp_path: Path) -> None:
+    course = copy_golden(tmp_path)
+    edit(course / LESSON, "is $x_t$;", "is $x_t$, after $x_{t-1}$ and before $x_{t+1}$;")
+    assert not [d for d in run_check(course) if d.code.startswith("CK2")]
+
+
+def test_local_override_is_not_a_conflict(tmp_path: Path) -> None:
+    course = copy_golden(tmp_path)
+    edit(
+        course / CHAPTER,
+        "notation:\n",
+        "notation:\n  - {symbol: v, meaning: a value row, local: true}\n",
+    )
+    assert "CK201" not in {d.code for d in run_check(course)}
+
+
+def test_spelling_of_subscripts_does_not_matter(tmp_path: Path) -> None:
+    course = copy_golden(tmp_path)
+    edit(course / CHAPTER, "symbol: x_t", "symbol: 'x_{ t }'")
+    assert not [d for d in run_check(course) if d.code.startswith("CK2")]
+
+
+def test_undeclared_symbol_message_suggests_the_tex_reading(tmp_path: Path) -> None:
+    course = copy_golden(tmp_path)
+    edit(
+        course / CHAPTER,
+        "  - symbol: x_t\n",
+        "  - symbol: x_t\n    meaning: the vector\n  - symbol: W_hh\n",
+    )
+    edit(
+        course / CHAPTER,
+        "    meaning: the vector of the token at position t\n",
+        "    meaning: recurrent weights\n",
+    )
+    edit(course / LESSON, "is $x_t$;", "is $x_t$ and $W_hh$;")
+    messages = [d.message for d in run_check(course) if d.code == "CK204"]
+    assert any("write `W_{hh}`" in m for m in messages), messages

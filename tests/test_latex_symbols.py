@@ -1,0 +1,71 @@
+"""What counts as a symbol (see coursekit.latex_symbols)."""
+
+from __future__ import annotations
+
+import pytest
+
+from coursekit.latex_symbols import declared_key, is_index, notation_key, symbols_in_markdown
+
+
+def keys(markdown: str) -> list[str]:
+    return [use.key for use in symbols_in_markdown(markdown)]
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("$d_k$ and $W_{hh}$", ["d_{k}", "W_{hh}"]),
+        ("$\\alpha_{ij}$", ["\\alpha_{ij}"]),
+        ("$h_{t-1}$", ["h_{t-1}"]),
+        ("$QK^\\top$", ["Q", "K"]),
+        ("$d_h^2 + d_h d_x$", ["d_{h}", "d_{h}", "d_{x}"]),
+        ("$\\mathbb{R}^{d_h}$", ["\\mathbb{R}", "d_{h}"]),
+        ("$\\mathrm{softmax}(S)$", ["\\mathrm{softmax}", "S"]),
+        ("$\\operatorname{softmax}(S)$", ["\\operatorname{softmax}", "S"]),
+        ("$2 \\cdot 50 \\cdot 512^2 = 26{,}214{,}400$", []),
+        ("$O(T^2 d)$", ["T", "d"]),
+        ("$O(\\log T)$", ["T"]),
+        ("$\\text{cost of } T$", ["T"]),
+        ("$\\sum_{j} \\alpha_{ij} v_j$", ["j", "\\alpha_{ij}", "v_{j}"]),
+        ("$\\hat{p}$ and $\\hat p$", ["\\hat{p}", "\\hat{p}"]),
+        ("$$T\\,(d_h^2)$$ {#eq:recurrence}", ["T", "d_{h}"]),
+        ("`$x$` in code, 50% off, $y$", ["y"]),
+        ("```\n$x$\n```\n$y$", ["y"]),
+        ("a \\$5 bill and $z$", ["z"]),
+    ],
+)
+def test_symbols(markdown: str, expected: list[str]) -> None:
+    assert keys(markdown) == expected
+
+
+def test_offsets_point_at_the_symbol() -> None:
+    text = "cost $T\\,(d_h^2)$"
+    assert [text[use.offset] for use in symbols_in_markdown(text)] == ["T", "d"]
+
+
+@pytest.mark.parametrize(
+    ("symbol", "key"),
+    [
+        ("d_k", "d_{k}"),
+        ("d_{k}", "d_{k}"),
+        ("W_hh", "W_{hh}"),
+        ("W_{ hh }", "W_{hh}"),
+        ("\\alpha_{ij}", "\\alpha_{ij}"),
+        ("H(p)", "H"),
+        ("\\langle u, v \\rangle", None),
+        ("\\tanh", None),
+    ],
+)
+def test_declared_key(symbol: str, key: str | None) -> None:
+    assert declared_key(symbol) == key
+
+
+def test_notations_with_arguments_are_told_apart() -> None:
+    assert notation_key("H(p)") != notation_key("H(p, \\hat{p})")
+    assert notation_key("W_hh") == notation_key("W_{hh}")
+
+
+def test_index_subscripts_depend_on_declared_letters() -> None:
+    declared = {"t", "i", "j", "T"}
+    assert is_index("t-1", declared) and is_index("ij", declared) and is_index("1", declared)
+    assert not is_index("hh", declared) and not is_index("k", declared)
