@@ -50,3 +50,10 @@ def test_confirmation_hook_decides_whether_a_problem_counts(tmp_path: Path) -> N
     course = copy_golden(tmp_path)
     codes = {d.code for d in run_check(course, options={"problem_confirmed": lambda p: False})}
     assert {"CK702", "CK703"} <= codes
+
+
+def test_a_problem_its_program_disagrees_with_does_not_count(tmp_path: Path) -> None:
+    course = copy_golden(tmp_path)
+    edit(course / "I/1-first-steps/problems/count-tokens/solution.py", "return 4", "return 5")
+    codes = {d.code for d in run_check(course, options={"exec": True})}
+    assert {"CK702", "CK703"} <= codes

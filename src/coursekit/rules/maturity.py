@@ -1,9 +1,9 @@
 """Maturity and owed content (CK7xx): a published chapter owes nothing; a draft may.
 
 The counting lives in `coursekit.owed` (shared with `coursekit owed`). Whether a problem's
-program confirms its published solution is the problem family's verdict: pass it as
-`options["problem_confirmed"]` (a callable taking a `Problem`); without it, a problem counts
-when its program exists and its solution is published.
+program confirms its published solution is the problem family's verdict (CK9xx, which runs the
+programs); `options["problem_confirmed"]` (a callable taking a `Problem`) overrides it. Without a
+verdict (`--no-exec`), a problem counts when its program exists and its solution is published.
 """
 
 from __future__ import annotations
@@ -12,13 +12,26 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from coursekit.model.tree import Chapter, Problem
-from coursekit.owed import ChapterOwed, Count, chapter_owed
+from coursekit.owed import ChapterOwed, Count, chapter_owed, program_exists
 from coursekit.rules.base import Context, Finding, rule
 
 
 def _confirmed(ctx: Context) -> Callable[[Problem], bool] | None:
     hook: Any = ctx.options.get("problem_confirmed")
-    return hook if callable(hook) else None
+    if callable(hook):
+        return hook  # type: ignore[no-any-return]
+    try:
+        # The problem family runs the programs once per check and memoises the verdicts.
+        from coursekit.rules.problems import problem_confirmed
+    except ImportError:
+        return None
+
+    def confirmed(problem: Problem) -> bool:
+        verdict = problem_confirmed(ctx, problem.path)
+        # Not run (`--no-exec`, or nothing to run): the program's presence is the best we know.
+        return program_exists(problem) if verdict is None else bool(verdict)
+
+    return confirmed
 
 
 def _published(ctx: Context) -> Iterator[tuple[Chapter, ChapterOwed]]:
