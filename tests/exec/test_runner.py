@@ -19,6 +19,14 @@ import pytest
 
 from coursekit.exec import Job, Limits, Outcome, Runner, Status, child_environment, run_programs
 
+
+@pytest.fixture(scope="module")
+def runner() -> Iterator[Runner]:
+    """One pool of fork servers for the whole module: start-up is paid once."""
+    with Runner(parallel=2) as pool:
+        yield pool
+
+
 # The uid range the namespace/setuid sandboxes draw a fresh uid from (see _server.py).
 UID_LOW, UID_SPAN = 0x2000_0000, 0x4000_0000
 FAST = Limits(wall_s=5, cpu_s=5)

@@ -2,9 +2,11 @@
 
 from coursekit.rules import (
     apparatus,  # noqa: F401
+    formulas,  # noqa: F401
     maturity,  # noqa: F401
     meta,  # noqa: F401
     notation,  # noqa: F401
+    problems,  # noqa: F401
     propositions,  # noqa: F401
     quiz,  # noqa: F401
     references,  # noqa: F401
