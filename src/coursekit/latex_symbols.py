@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from pylatexenc.latexwalker import (
     LatexCharsNode,
@@ -452,19 +453,22 @@ class MathSpan:
     display: bool
 
 
-def math_spans(markdown: str) -> list[MathSpan]:
-    """The `$...$` and `$$...$$` spans of a Markdown text, in order."""
+@lru_cache(maxsize=4096)
+def _math_of(markdown: str) -> tuple[LatexMathNode, ...]:
+    """The maths nodes of a Markdown text, walked once per distinct text (rules share it)."""
     text = mask_code(markdown).replace("%", " ")  # `%` would start a TeX comment in prose
     try:
-        nodes = _walk(text)
+        return tuple(_math_nodes(_walk(text)))
     except Exception:  # tolerant parsing should not raise; never let a lesson crash the check
-        return []
-    spans: list[MathSpan] = []
-    for node in _math_nodes(nodes):
-        spans.append(
-            MathSpan(node.pos, node.pos + node.len, getattr(node, "displaytype", "") == "display")
-        )
-    return spans
+        return ()
+
+
+def math_spans(markdown: str) -> list[MathSpan]:
+    """The `$...$` and `$$...$$` spans of a Markdown text, in order."""
+    return [
+        MathSpan(node.pos, node.pos + node.len, getattr(node, "displaytype", "") == "display")
+        for node in _math_of(markdown)
+    ]
 
 
 def _math_nodes(nodes: list[object]) -> Iterator[LatexMathNode]:
@@ -477,17 +481,17 @@ def _math_nodes(nodes: list[object]) -> Iterator[LatexMathNode]:
                 yield from _math_nodes(list(children))
 
 
+@lru_cache(maxsize=4096)
+def _symbols_in_markdown(markdown: str) -> tuple[SymbolUse, ...]:
+    uses: list[SymbolUse] = []
+    for node in _math_of(markdown):
+        _scan(_tokens(list(node.nodelist or [])), uses)
+    return tuple(uses)
+
+
 def symbols_in_markdown(markdown: str) -> list[SymbolUse]:
     """Every symbol used in the maths of a Markdown text, offsets into that text."""
-    text = mask_code(markdown).replace("%", " ")
-    try:
-        nodes = _walk(text)
-    except Exception:
-        return []
-    uses: list[SymbolUse] = []
-    for node in _math_nodes(nodes):
-        _scan(_tokens(list(node.nodelist or [])), uses)
-    return uses
+    return list(_symbols_in_markdown(markdown))
 
 
 def prose_only(markdown: str) -> str:

@@ -17,3 +17,13 @@ def test_golden_course_is_clean(tmp_path: Path) -> None:
 def test_golden_course_check_exits_0() -> None:
     result = CliRunner().invoke(main, ["check", "--course", str(GOLDEN), "--no-exec"])
     assert result.exit_code == 0, result.output
+
+
+def test_every_rule_documents_a_failing_and_a_passing_example() -> None:
+    from coursekit.rules import REGISTRY
+
+    families = {"notation", "apparatus", "propositions", "references", "quiz", "maturity"}
+    mine = [rule for rule in REGISTRY.values() if rule.family in families]
+    assert len(mine) == 34
+    for rule in mine:
+        assert "Fails:" in rule.doc and "Passes:" in rule.doc, rule.code

@@ -71,7 +71,7 @@ def render_text(owed: CourseOwed) -> str:
     for count in total.strands.values():
         lessons += count
     out.append(
-        f"{len(owed.chapters)} chapters · owes {owed.owes} "
+        f"{len(owed.chapters)} chapter{'' if len(owed.chapters) == 1 else 's'} · owes {owed.owes} "
         f"(problems {total.problems.written}/{total.problems.required}, "
         f"variants {total.variants.written}/{total.variants.required}, "
         f"exercises {total.exercises.written}/{total.exercises.required}) · "

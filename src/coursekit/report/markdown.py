@@ -81,7 +81,7 @@ def render_owed(owed: CourseOwed, title: str = "") -> str:
     lines = [
         f"## Owed content{' · ' + _cell(title) if title else ''}",
         "",
-        f"{len(owed.chapters)} chapters · **owes {owed.owes}** "
+        f"{len(owed.chapters)} chapter{'' if len(owed.chapters) == 1 else 's'} · **owes {owed.owes}** "
         "(problems + exercises + variants beyond the problems) · "
         f"strand lessons {strands.written}/{strands.required}",
         "",
