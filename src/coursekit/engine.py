@@ -100,11 +100,15 @@ def check(
     options: dict[str, Any] | None = None,
     store: ResultStore | None = None,
 ) -> CheckResult:
-    loaded = load_course(project.course_dir, project.root, store)  # store: parsed-document cache
+    from coursekit import cache  # parsed documents: parse across `jobs`, keep in the store
+
+    store = cache.Layered(store) if store is not None else MemoryStore()
+    cache.preparse(project.course_dir, store, int((options or {}).get("jobs") or 1))
+    loaded = load_course(project.course_dir, project.root, store)
     ctx = Context(
         course=loaded.course,
         config=project.config,
-        store=store or MemoryStore(),
+        store=store,
         options=dict(options or {}),
     )
     names = {rule.code: rule for rule in REGISTRY.values()}

@@ -1,0 +1,320 @@
+"""The cache: a disk result store, parsed documents, and whole-run replay that is never stale."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import coursekit
+from coursekit import cache
+from coursekit.cli import main
+from coursekit.load.yamlsafe import LoadError, parse_yaml
+from coursekit.project import find_project
+from coursekit.rules import REGISTRY
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _generator() -> Callable[[int, Path], Path]:
+    spec = importlib.util.spec_from_file_location("ck_generate", REPO / "benchmarks/generate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    generate: Callable[[int, Path], Path] = module.generate
+    return generate
+
+
+# The result store ---------------------------------------------------------------------------
+
+
+def test_store_round_trip_and_folder_markers(tmp_path: Path) -> None:
+    store = cache.DiskStore(tmp_path, env={"coursekit": "1"})
+    assert store.get("sympy", "k") is None
+    store.put("sympy", "k", {"verdict": "holds", "values": [1, 2.5, None]})
+    assert store.get("sympy", "k") == {"verdict": "holds", "values": [1, 2.5, None]}
+    assert store.get("sympy", "other") is None
+    assert store.get("exec", "k") is None  # namespaces are separate
+    root = tmp_path / ".coursekit_cache"
+    assert (root / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert (
+        (root / "CACHEDIR.TAG")
+        .read_text()
+        .startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    )
+    assert not [p for p in root.rglob(".tmp-*")]  # atomic writes leave no temporaries
+
+
+def test_store_keys_include_the_environment(tmp_path: Path) -> None:
+    cache.DiskStore(tmp_path, env={"sympy": "1.14"}).put("sympy", "k", 1)
+    assert cache.DiskStore(tmp_path, env={"sympy": "1.14"}).get("sympy", "k") == 1
+    assert cache.DiskStore(tmp_path, env={"sympy": "1.15"}).get("sympy", "k") is None
+    env = cache.environment()
+    for name in ("coursekit", "python", "sympy", "numpy", "coursekit_source"):
+        assert env[name]
+    probe = (
+        "import sys; from coursekit import cache; cache.environment(); "
+        "print(sorted(m for m in ('sympy', 'numpy', 'pydantic') if m in sys.modules))"
+    )
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert shown.stdout.strip() == "[]", shown.stderr  # versions come without importing
+
+
+def test_library_versions_without_importing(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    assert cache.library_version("sympy") == version("sympy")
+    assert cache.library_version("numpy") == version("numpy")
+    assert cache.library_version("no-such-distribution-here") == "absent"
+
+
+@pytest.mark.parametrize("damage", [b"", b"{not json", b'{"salt": "x"}', b"\x00\xff", b"[]"])
+def test_corrupted_entries_read_as_misses(tmp_path: Path, damage: bytes) -> None:
+    store = cache.DiskStore(tmp_path, env={"coursekit": "1"})
+    store.put("exec", "k", 42)
+    (entry,) = (tmp_path / ".coursekit_cache").rglob("*.json")
+    entry.write_bytes(damage)
+    assert store.get("exec", "k") is None
+    store.put("exec", "k", 43)
+    assert store.get("exec", "k") == 43
+
+
+def test_unwritable_cache_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / ".coursekit_cache").write_text("a file where the folder should be")
+    store = cache.DiskStore(tmp_path, env={})
+    store.put("exec", "k", 1)  # no exception
+    assert store.get("exec", "k") is None
+
+
+def test_clean_removes_only_our_folder(tmp_path: Path) -> None:
+    cache.DiskStore(tmp_path, env={}).put("n", "k", 1)
+    assert cache.clean(tmp_path) is True
+    assert not (tmp_path / ".coursekit_cache").exists()
+    assert cache.clean(tmp_path) is False
+    (tmp_path / ".coursekit_cache").mkdir()
+    with pytest.raises(OSError):
+        cache.clean(tmp_path)
+
+
+# Parsed documents ---------------------------------------------------------------------------
+
+
+def test_cached_parse_gives_what_the_parser_gives(tmp_path: Path) -> None:
+    store = cache.DiskStore(tmp_path, env={})
+    text = "a: 1\nb: [x, {c: 2.5}]\n'0': yes\nd: ~\n"
+    direct_data, direct_source = parse_yaml(text, "f.yaml", 1)
+    first = cache.cached_parse(store, text, "f.yaml", 1)
+    again = cache.cached_parse(cache.DiskStore(tmp_path, env={}), text, "g.yaml", 1)
+    for data, source in (first, again):
+        assert data == direct_data
+        assert source.values == direct_source.values
+        assert source.keys == direct_source.keys
+        assert source.line_offset == 1
+    assert again[1].path == "g.yaml"
+
+
+def test_cached_parse_keeps_errors(tmp_path: Path) -> None:
+    store = cache.DiskStore(tmp_path, env={})
+    for _ in range(2):
+        with pytest.raises(LoadError) as raised:
+            cache.cached_parse(store, "a: [1, 2\n", "f.yaml")
+        assert raised.value.code and raised.value.line >= 1
+
+
+def test_preparse_fills_the_store(tmp_path: Path) -> None:
+    from coursekit.rules.base import MemoryStore
+
+    course = _generator()(2, tmp_path)
+    store = MemoryStore()
+    cache.PARALLEL_MIN_DOCUMENTS, saved = 1, cache.PARALLEL_MIN_DOCUMENTS
+    try:
+        assert cache.preparse(course, store, 2) > 20
+        assert cache.preparse(course, store, 2) == 0  # everything already there
+    finally:
+        cache.PARALLEL_MIN_DOCUMENTS = saved
+    text = (course / "course.yaml").read_text()
+    assert store.get("yaml", cache.document_key(text, 0)) is not None
+
+
+# Whole runs: never stale ----------------------------------------------------------------------
+
+
+class Runs:
+    """`coursekit check` in-process, with and without the cache, in a project folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.runner = CliRunner()
+
+    def check(self, *extra: str) -> str:
+        cwd = Path.cwd()
+        os.chdir(self.root)
+        try:
+            result = self.runner.invoke(main, ["check", "--format", "json", *extra])
+        finally:
+            os.chdir(cwd)
+        assert result.exit_code in (0, 1), result.output
+        return result.output
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    _generator()(2, tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.coursekit]\n", encoding="utf-8")
+    return tmp_path
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+CHAPTER = "course/I/1-synthetic-chapter-1"
+
+CHANGES: dict[str, tuple[Callable[[Path], None], str | None]] = {
+    "yaml manifest": (
+        lambda root: _edit(root / CHAPTER / "chapter.yaml", "maturity: M2", "maturity: M9"),
+        None,
+    ),
+    "lesson body": (
+        lambda root: _edit(
+            root / CHAPTER / "lessons/model-width.md",
+            "The next step is in",
+            "See [nowhere](lesson:I.1/no-such-lesson). The next step is in",
+        ),
+        None,
+    ),
+    "lesson formula": (
+        lambda root: _edit(
+            root / CHAPTER / "lessons/counting-multiplications.md",
+            "step: d_h**2 + d_h*d_x",
+            "step: d_h**2 + 2*d_h*d_x",
+        ),
+        "CK8",
+    ),
+    "problem program": (
+        lambda root: _edit(
+            root / CHAPTER / "problems/crossing/solution.py",
+            "return int(T[np.argmin(gap)])",
+            "return int(T[np.argmin(gap)]) + 1",
+        ),
+        "CK9",
+    ),
+    "problem manifest": (
+        lambda root: _edit(
+            root / CHAPTER / "problems/crossing/problem.yaml", "supports: [1]", "supports: [7]"
+        ),
+        None,
+    ),
+    "file added": (
+        lambda root: (root / CHAPTER / "lessons/stray.md").write_text(
+            "---\ntitle: Stray\nstrand: basics\nreading_time: 1\n---\nBody.\n"
+        ),
+        None,
+    ),
+    "file removed": (lambda root: (root / CHAPTER / "figures/path-length.svg").unlink(), None),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_each_kind_of_input_invalidates_the_run(project: Path, change: str) -> None:
+    apply, family = CHANGES[change]
+    if family and not any(code.startswith(family) for code in REGISTRY):
+        pytest.skip(f"no {family}xx rules registered yet")
+    runs = Runs(project)
+    before = runs.check()
+    assert runs.check() == before  # replayed
+    apply(project)
+    after = runs.check()
+    assert after == runs.check("--no-cache")  # the truth, computed from scratch
+    assert after != before, f"{change}: the diagnostics did not change"
+    assert runs.check() == after  # and the new result is replayed in turn
+
+
+def test_config_change_invalidates_the_run(project: Path) -> None:
+    runs = Runs(project)
+    CHANGES["yaml manifest"][0](project)
+    broken = runs.check()
+    codes = {d["code"] for d in json.loads(broken)["diagnostics"]}
+    assert codes
+    (project / "pyproject.toml").write_text(
+        "[tool.coursekit]\nignore = [" + ", ".join(f'"{c}"' for c in sorted(codes)) + "]\n"
+    )
+    quiet = runs.check()
+    assert quiet != broken
+    assert quiet == runs.check("--no-cache")
+
+
+def test_version_and_options_are_in_the_key(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = Runs(project)
+    runs.check()
+    proj = find_project(project)
+
+    def lookup(options: dict[str, object], fmt: str = "json") -> object:
+        return cache.RunCache.for_check(proj, [], fmt, False, options).lookup()
+
+    options = {"exec": True, "jobs": 2}
+    assert lookup(options) is not None
+    assert lookup({**options, "jobs": 7}) is not None  # how fast is not what
+    assert lookup({**options, "exec": False}) is None
+    assert lookup(options, "text") is None
+    monkeypatch.setattr(coursekit, "__version__", "99.0.0")
+    assert lookup(options) is None
+    monkeypatch.undo()
+    monkeypatch.setattr(cache, "_versions_memo", {"": "", "sympy": "0.0.1"})
+    assert lookup(options) is None
+
+
+def test_no_cache_neither_reads_nor_writes(project: Path) -> None:
+    Runs(project).check("--no-cache")
+    assert not (project / ".coursekit_cache").exists()
+
+
+def test_clean_command(project: Path) -> None:
+    runs = Runs(project)
+    runs.check()
+    assert (project / ".coursekit_cache/CACHEDIR.TAG").is_file()
+    cwd = Path.cwd()
+    os.chdir(project)
+    try:
+        result = runs.runner.invoke(main, ["clean"])
+    finally:
+        os.chdir(cwd)
+    assert result.exit_code == 0, result.output
+    assert not (project / ".coursekit_cache").exists()
+
+
+def test_racily_clean_files_are_hashed_again(project: Path) -> None:
+    """An edit that keeps size and mtime (same tick) is still seen: recent files are re-hashed."""
+    runs = Runs(project)
+    before = runs.check()
+    lesson = project / CHAPTER / "lessons/model-width.md"
+    stat = lesson.stat()
+    text = lesson.read_text()
+    edited = text.replace("The next step is in", "The next step iz in", 1)
+    assert len(edited) == len(text)
+    lesson.write_text(edited)
+    os.utime(lesson, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # mtime and size as before
+    after = runs.check()
+    assert after == runs.check("--no-cache")
+    assert before != after or "iz" not in after  # the edit reached the checker
+
+
+def test_a_tree_with_a_symlink_is_never_replayed(project: Path) -> None:
+    runs = Runs(project)
+    link = project / CHAPTER / "figures/link.svg"
+    link.symlink_to(project / CHAPTER / "figures/path-length.svg")
+    runs.check()
+    proj = find_project(project)
+    assert (
+        cache.RunCache.for_check(proj, [], "json", False, {"exec": True, "jobs": 2}).lookup()
+        is None
+    )
