@@ -196,17 +196,28 @@ def schema_command(check_only: bool, folder: Path | None) -> None:
 @click.argument(
     "kind", type=click.Choice(["book", "chapter", "lesson", "problem", "exercise", "apparatus"])
 )
-@click.option("--title", default=None, help="Title; ids of lessons, problems, exercises derive from it.")
+@click.option(
+    "--title", default=None, help="Title; ids of lessons, problems, exercises derive from it."
+)
 @click.option("--book", default=None, help="chapter: the book (e.g. II).")
 @click.option("--chapter", "chapter_id", default=None, help="lesson/problem/exercise: e.g. II.2.")
 @click.option("--area", default=None, help="apparatus: the area (e.g. LA).")
 @click.option("--strand", default=None, help="lesson: its strand.")
-@click.option("--reading-time", default=10, show_default=True, type=click.IntRange(1), help="lesson: minutes.")
+@click.option(
+    "--reading-time", default=10, show_default=True, type=click.IntRange(1), help="lesson: minutes."
+)
 @click.option("--variant", default=None, help="problem: its variant (default: its id).")
 @click.option("--author", "authors", multiple=True, help="chapter: an author (repeatable).")
-@click.option("--id", "item_id", default=None, help="The id/slug to use (a planned item's id turns it into a lesson).")
+@click.option(
+    "--id",
+    "item_id",
+    default=None,
+    help="The id/slug to use (a planned item's id turns it into a lesson).",
+)
 @click.option("--summary", default=None, help="book/apparatus: the summary.")
-@click.option("--status", default="planned", show_default=True, help="apparatus: planned | written.")
+@click.option(
+    "--status", default="planned", show_default=True, help="apparatus: planned | written."
+)
 @click.option("--program", is_flag=True, help="exercise: with a solution.py.")
 @click.option("--dry-run", "--diff", "dry_run", is_flag=True, help="Print the diff; write nothing.")
 @course_option

@@ -35,7 +35,8 @@ INVALID = "CK002"
 _DIRECTIVE = r"coursekit:\s*(?P<kind>ignore-start|ignore-end|ignore)\b(?:\[(?P<codes>[^\]]*)\])?"
 _YAML = re.compile(r"^#\s*" + _DIRECTIVE)
 _HTML = re.compile(r"<!--\s*" + _DIRECTIVE + r"[^>]*?-->")
-_MENTION = re.compile(r"coursekit:\s*ignore")
+_YAML_MENTION = re.compile(r"^#\s*coursekit:")
+_HTML_MENTION = re.compile(r"<!--\s*coursekit:")
 
 
 @dataclass
@@ -153,7 +154,7 @@ def _directives(
             match = _YAML.match(line[at:])
             if match is not None:
                 yield match["kind"], match["codes"], at + 1, not line[:at].strip()
-            elif _MENTION.search(line[at:]):
+            elif _YAML_MENTION.match(line[at:]):
                 yield "invalid", None, at + 1, False
         return
     if markdown:
@@ -162,8 +163,9 @@ def _directives(
             found = True
             alone = not (line[: match.start()] + line[match.end() :]).strip()
             yield match["kind"], match["codes"], match.start() + 1, alone
-        if not found and "<!--" in line and _MENTION.search(line):
-            yield "invalid", None, line.find("<!--") + 1, False
+        mention = _HTML_MENTION.search(line)
+        if not found and mention is not None:
+            yield "invalid", None, mention.start() + 1, False
 
 
 def _selectors(

@@ -149,6 +149,18 @@ def comment_start(line: str) -> int | None:
     return None
 
 
+def _comment_tails(lines: list[str]) -> list[str]:
+    """Each line's comment with the spaces before it, as written."""
+    tails: list[str] = []
+    for line in lines:
+        body = line.rstrip("\r\n")
+        at = comment_start(body)
+        if at is not None:
+            code = body[:at].rstrip()
+            tails.append(body[len(code) :])
+    return tails
+
+
 def _is_blank_or_comment(line: str) -> bool:
     stripped = line.strip()
     return not stripped or stripped.startswith("#")
@@ -304,6 +316,15 @@ class YamlEditor:
     def _acceptable(self, candidate: str, plan: _Plan) -> bool:
         if not confined(self.text, candidate, *plan.region):
             return False
+        a, b = plan.region
+        old_lines = self.text.splitlines(keepends=True)
+        new_lines = candidate.splitlines(keepends=True)
+        inside = new_lines[a : len(new_lines) - (len(old_lines) - b)]
+        if (
+            _comment_tails(old_lines[a:b])
+            != _comment_tails(inside)[: len(_comment_tails(old_lines[a:b]))]
+        ):
+            return False  # a comment in the edited lines moved or changed its spacing
         try:
             return bool(self._data(candidate) == plan.expected)
         except EditError:

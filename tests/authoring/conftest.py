@@ -1,0 +1,57 @@
+"""A fresh copy of the real course (comments and all) for every test that edits files."""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from coursekit.engine import check
+from coursekit.project import Project, find_project
+
+REPO = Path(__file__).resolve().parents[2]
+REAL_COURSE = REPO / "course"
+II2 = "course/II/2-from-recurrence-to-attention"
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    shutil.copytree(REAL_COURSE, tmp_path / "course")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "copy"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+
+
+def project(root: Path) -> Project:
+    return find_project(root)
+
+
+def diagnostics(root: Path) -> set[tuple[str, str, str]]:
+    """(code, path, message) of every diagnostic: lines move when lines are added."""
+    result = check(project(root), options={"exec": False})
+    return {(d.code, d.path, d.message) for d in result.diagnostics}
+
+
+def added_only(old: str, new: str) -> list[str]:
+    """The lines `new` adds to `old`; fails if any line of `old` changed or went missing."""
+    matcher = difflib.SequenceMatcher(
+        a=old.splitlines(True), b=new.splitlines(True), autojunk=False
+    )
+    added: list[str] = []
+    for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+        assert tag in ("equal", "insert"), (
+            f"{tag} of old lines {a1 + 1}-{a2}: {old.splitlines()[a1:a2]}"
+        )
+        if tag == "insert":
+            added.extend(new.splitlines(True)[b1:b2])
+    return added
+
+
+def changed_lines(old: str, new: str) -> list[tuple[str, str]]:
+    """(old line, new line) pairs for a same-length edit; fails if the line count changed."""
+    a, b = old.splitlines(True), new.splitlines(True)
+    assert len(a) == len(b)
+    return [(x, y) for x, y in zip(a, b, strict=True) if x != y]
