@@ -159,3 +159,14 @@ def test_a_file_with_yaml_errors_is_never_rewritten(project_dir: Path) -> None:
     code, _ = run("fix")
     assert problem.read_text(encoding="utf-8") == broken
     assert code == 1  # the YAML error remains
+
+
+def test_a_fix_whose_rule_is_ignored_in_the_config_does_not_run(project_dir: Path) -> None:
+    (project_dir / "pyproject.toml").write_text(
+        '[tool.coursekit]\nignore = ["proposition-numbering"]\n', encoding="utf-8"
+    )
+    _break_numbering(project_dir)
+    before = snapshot(project_dir)
+    run("fix")
+    assert snapshot(project_dir) == before
+    assert "@@" not in run("fix", "--diff")[1]
