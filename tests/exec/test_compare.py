@@ -85,3 +85,13 @@ def test_mappings_and_sequences() -> None:
 
 def test_comparison_is_truthy_only_when_ok() -> None:
     assert bool(compare(1, 1)) and not bool(compare(1, 2))
+
+
+def test_where_points_into_the_published_value() -> None:
+    assert compare({"T": 50, "rows": [1.0, 2.0]}, {"T": 50, "rows": [1.0, 2.5]}).where == (
+        "rows",
+        1,
+    )
+    assert compare([[1, 2], [3, 4]], np.array([[1, 2], [3, 5]])).where == (1, 1)
+    assert compare({"a": 1}, {"a": 2}).where == ("a",)
+    assert compare(1, 1).where == ()

@@ -159,3 +159,12 @@ def test_problem_confirmed_hook(tmp_path: Path) -> None:
     loaded = load_course(project.course_dir, project.root, None)
     ctx = Context(course=loaded.course, config=project.config, options=EXEC)
     assert problems.problem_confirmed(ctx, f"course/{PROBLEM}") is False
+
+
+def test_mismatch_in_a_mapping_points_at_its_entry(tmp_path: Path) -> None:
+    course = copy_golden(tmp_path)
+    write_program(course, "def solve():\n    return {'chain': 50, 'grid': 3}\n")
+    edit(course / PROBLEM, "  value: 4", "  value:\n    chain: 50\n    grid: 4")
+    found = only(exec_check(course), "CK907")
+    assert found.line == line_of(course / PROBLEM, "grid: 4")
+    assert "at ['grid']: expected 4, got 3" in found.message

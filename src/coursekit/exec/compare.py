@@ -24,37 +24,52 @@ REPR_MAX = 200
 
 @dataclass(frozen=True)
 class Comparison:
+    """``ok``, else a message showing both values; ``where`` is the path (keys and indices)
+    into the published value of the first disagreement, for pointing at it in a file."""
+
     ok: bool
     message: str = ""
+    where: tuple[Any, ...] = ()
 
     def __bool__(self) -> bool:
         return self.ok
 
 
 def compare(expected: Any, got: Any, rtol: float = 0.0, atol: float = 0.0) -> Comparison:
-    problem = _compare(expected, got, float(rtol), float(atol), "")
-    return Comparison(True) if problem is None else Comparison(False, problem)
+    problem = _compare(expected, got, float(rtol), float(atol), ())
+    if problem is None:
+        return Comparison(True)
+    message, where = problem
+    return Comparison(False, message, where)
 
 
-def _compare(expected: Any, got: Any, rtol: float, atol: float, path: str) -> str | None:
-    where = f"at {path}: " if path else ""
+Problem = tuple[str, tuple[Any, ...]] | None
+
+
+def _path(keys: tuple[Any, ...]) -> str:
+    return "".join(f"[{key!r}]" for key in keys)
+
+
+def _compare(expected: Any, got: Any, rtol: float, atol: float, keys: tuple[Any, ...]) -> Problem:
+    where = f"at {_path(keys)}: " if keys else ""
     got = _unwrap(got)
     if _is_array(expected) or (isinstance(expected, list | tuple) and _numeric_grid(expected)):
-        return _compare_arrays(expected, got, rtol, atol, where)
+        return _compare_arrays(expected, got, rtol, atol, where, keys)
     if isinstance(expected, Mapping):
-        return _compare_mappings(expected, got, rtol, atol, path, where)
+        return _compare_mappings(expected, got, rtol, atol, keys, where)
     if isinstance(expected, list | tuple):
         if not isinstance(got, list | tuple) and not _is_array(got):
-            return f"{where}expected a sequence of {len(expected)}, got {_show(got)}"
+            return f"{where}expected a sequence of {len(expected)}, got {_show(got)}", keys
         items = list(got)
         if len(items) != len(expected):
-            return f"{where}expected {len(expected)} items, got {len(items)}: {_show(got)}"
+            return f"{where}expected {len(expected)} items, got {len(items)}: {_show(got)}", keys
         for index, (want, have) in enumerate(zip(expected, items, strict=True)):
-            problem = _compare(want, have, rtol, atol, f"{path}[{index}]")
+            problem = _compare(want, have, rtol, atol, (*keys, index))
             if problem:
                 return problem
         return None
-    return _compare_scalars(expected, got, rtol, atol, where)
+    message = _compare_scalars(expected, got, rtol, atol, where)
+    return None if message is None else (message, keys)
 
 
 def _compare_scalars(expected: Any, got: Any, rtol: float, atol: float, where: str) -> str | None:
@@ -90,10 +105,16 @@ def _close(want: complex, have: complex, rtol: float, atol: float) -> bool:
 
 
 def _compare_mappings(
-    expected: Mapping[Any, Any], got: Any, rtol: float, atol: float, path: str, where: str
-) -> str | None:
+    expected: Mapping[Any, Any],
+    got: Any,
+    rtol: float,
+    atol: float,
+    keys: tuple[Any, ...],
+    where: str,
+) -> Problem:
     if not isinstance(got, Mapping):
-        return f"{where}expected a mapping with keys {sorted(map(str, expected))}, got {_show(got)}"
+        wanted = sorted(map(str, expected))
+        return f"{where}expected a mapping with keys {wanted}, got {_show(got)}", keys
     missing = [key for key in expected if key not in got]
     extra = [key for key in got if key not in expected]
     if missing or extra:
@@ -102,15 +123,26 @@ def _compare_mappings(
             parts.append(f"missing {', '.join(map(repr, missing))}")
         if extra:
             parts.append(f"unexpected {', '.join(map(repr, extra))}")
-        return f"{where}keys differ: {'; '.join(parts)}"
+        return f"{where}keys differ: {'; '.join(parts)}", keys
     for key in expected:
-        problem = _compare(expected[key], got[key], rtol, atol, f"{path}[{key!r}]")
+        problem = _compare(expected[key], got[key], rtol, atol, (*keys, key))
         if problem:
             return problem
     return None
 
 
-def _compare_arrays(expected: Any, got: Any, rtol: float, atol: float, where: str) -> str | None:
+def _compare_arrays(
+    expected: Any, got: Any, rtol: float, atol: float, where: str, keys: tuple[Any, ...]
+) -> Problem:
+    message, index = _array_problem(expected, got, rtol, atol, where)
+    if message is None:
+        return None
+    return message, (*keys, *index)
+
+
+def _array_problem(
+    expected: Any, got: Any, rtol: float, atol: float, where: str
+) -> tuple[str | None, tuple[int, ...]]:
     import numpy as np
 
     want = np.asarray(expected)
@@ -118,13 +150,13 @@ def _compare_arrays(expected: Any, got: Any, rtol: float, atol: float, where: st
         try:
             have = np.asarray(got)
         except ValueError:
-            return f"{where}expected an array of shape {want.shape}, got a ragged {_show(got)}"
+            return f"{where}expected an array of shape {want.shape}, got a ragged {_show(got)}", ()
     elif _is_array(got):
         have = got
     else:
-        return f"{where}expected an array of shape {want.shape}, got {_show(got)}"
+        return f"{where}expected an array of shape {want.shape}, got {_show(got)}", ()
     if have.shape != want.shape:
-        return f"{where}shape mismatch: expected shape {want.shape}, got shape {have.shape}"
+        return f"{where}shape mismatch: expected shape {want.shape}, got shape {have.shape}", ()
     kind_want, kind_got = _array_kind(want.dtype.kind), _array_kind(have.dtype.kind)
     numeric = {"number", "complex"}
     incompatible = kind_want != kind_got and not {kind_want, kind_got} <= numeric
@@ -132,7 +164,7 @@ def _compare_arrays(expected: Any, got: Any, rtol: float, atol: float, where: st
         return (
             f"{where}dtype mismatch: expected {kind_want} elements, got dtype {have.dtype} "
             f"(shape {have.shape})"
-        )
+        ), ()
     exact = kind_want == "bool" or (want.dtype.kind in "iu" and have.dtype.kind in "iu")
     if exact:
         differ = want != have
@@ -140,7 +172,7 @@ def _compare_arrays(expected: Any, got: Any, rtol: float, atol: float, where: st
         differ = ~np.isclose(have, want, rtol=rtol, atol=atol, equal_nan=True)
     count = int(np.count_nonzero(differ))
     if count == 0:
-        return None
+        return None, ()
     first = tuple(int(i) for i in np.argwhere(differ)[0])
     if kind_want == "bool":
         error_text = ""
@@ -157,7 +189,7 @@ def _compare_arrays(expected: Any, got: Any, rtol: float, atol: float, where: st
         f"{where}array mismatch (shape {want.shape}, {rule}): {count} of {want.size} elements "
         f"differ{error_text}; first at index {index}: expected {_show(want[index].item())}, "
         f"got {_show(have[index].item())}"
-    )
+    ), index
 
 
 def _array_kind(kind: str) -> str:

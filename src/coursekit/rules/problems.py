@@ -68,19 +68,29 @@ class Verdict:
     status: str
     message: str
     line: int | None = None  # a line of the program to point at (from a traceback)
+    where: tuple[str | int, ...] = ()  # keys/indices into the solution of a disagreement
 
     @property
     def confirmed(self) -> bool:
         return self.status == "ok"
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "message": self.message, "line": self.line}
+        return {
+            "status": self.status,
+            "message": self.message,
+            "line": self.line,
+            "where": list(self.where),
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Verdict:
         line = data.get("line")
+        where = data.get("where")
         return cls(
-            str(data["status"]), str(data["message"]), line if isinstance(line, int) else None
+            str(data["status"]),
+            str(data["message"]),
+            line if isinstance(line, int) else None,
+            tuple(k for k in where if isinstance(k, str | int)) if isinstance(where, list) else (),
         )
 
 
@@ -194,7 +204,8 @@ def _judge(target: Target, outcome: Any) -> Verdict:
     verdict = compare(solution.value, outcome.value, rtol=solution.rtol, atol=solution.atol)
     if verdict.ok:
         return Verdict("ok", "")
-    return Verdict("mismatch", verdict.message)
+    where = tuple(k for k in verdict.where if isinstance(k, str | int))
+    return Verdict("mismatch", verdict.message, where=where)
 
 
 def _one_line(message: str) -> str:
@@ -344,7 +355,7 @@ def solution_mismatch(ctx: Context) -> Iterator[Finding]:
         verdict = results.get(target.manifest_path)
         if verdict is not None and verdict.status == "mismatch":
             yield Finding(
-                target.meta.loc("solution", "value"),
+                target.meta.loc("solution", "value", *verdict.where),
                 f"{target.name}: the published solution disagrees with its program: "
                 f"{verdict.message}",
             )
