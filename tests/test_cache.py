@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -179,7 +179,7 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 CHAPTER = "course/I/1-synthetic-chapter-1"
 
-CHANGES: dict[str, tuple[Callable[[Path], None], str | None]] = {
+CHANGES: dict[str, tuple[Callable[[Path], object], str | None]] = {
     "yaml manifest": (
         lambda root: _edit(root / CHAPTER / "chapter.yaml", "maturity: M2", "maturity: M9"),
         None,
@@ -258,10 +258,10 @@ def test_version_and_options_are_in_the_key(project: Path, monkeypatch: pytest.M
     runs.check()
     proj = find_project(project)
 
-    def lookup(options: dict[str, object], fmt: str = "json") -> object:
+    def lookup(options: Mapping[str, object], fmt: str = "json") -> object:
         return cache.RunCache.for_check(proj, [], fmt, False, options).lookup()
 
-    options = {"exec": True, "jobs": 2}
+    options: dict[str, object] = {"exec": True, "jobs": 2}
     assert lookup(options) is not None
     assert lookup({**options, "jobs": 7}) is not None  # how fast is not what
     assert lookup({**options, "exec": False}) is None
