@@ -6,6 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from coursekit.authoring.yamledit import YamlEditor
 from coursekit.cli import main
 from coursekit.load.yamlsafe import parse_yaml
 
@@ -152,10 +153,9 @@ def test_a_file_with_yaml_errors_is_never_rewritten(project_dir: Path) -> None:
     broken = "title: [unclosed\nsupports: [3]\n"
     problem.write_text(broken, encoding="utf-8")
     chapter = project_dir / II2 / "chapter.yaml"
-    chapter.write_text(
-        chapter.read_text(encoding="utf-8").replace("problems: []", "problems: [broken]"),
-        encoding="utf-8",
-    )
+    editor = YamlEditor(chapter.read_text(encoding="utf-8"))
+    editor.append(("problems",), "broken")
+    chapter.write_text(editor.text, encoding="utf-8")
     code, _ = run("fix")
     assert problem.read_text(encoding="utf-8") == broken
     assert code == 1  # the YAML error remains
