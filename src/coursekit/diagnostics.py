@@ -23,6 +23,9 @@ class Diagnostic:
     severity: Severity = Severity.ERROR
     name: str = ""
     fixable: bool = False
+    # Files the finding depends on besides its own (where a broken reference should have
+    # pointed): naming one of them on the command line reports it too.
+    related: tuple[str, ...] = ()
 
     @classmethod
     def at(
@@ -33,9 +36,18 @@ class Diagnostic:
         severity: Severity = Severity.ERROR,
         name: str = "",
         fixable: bool = False,
+        related: tuple[str, ...] = (),
     ) -> Diagnostic:
         return cls(
-            location.path, location.line, location.column, code, message, severity, name, fixable
+            location.path,
+            location.line,
+            location.column,
+            code,
+            message,
+            severity,
+            name,
+            fixable,
+            related,
         )
 
     def at_named(self, name: str) -> Diagnostic:
@@ -48,6 +60,7 @@ class Diagnostic:
             self.severity,
             name,
             self.fixable,
+            self.related,
         )
 
     def as_dict(self) -> dict[str, object]:

@@ -64,6 +64,7 @@ def run_rules(ctx: Context) -> list[Diagnostic]:
                         rule.severity,
                         rule.name,
                         finding.fixable,
+                        finding.related,
                     )
                 )
         except Exception as exc:  # a bug in a rule must not hide what the others found
@@ -74,15 +75,19 @@ def run_rules(ctx: Context) -> list[Diagnostic]:
 
 
 def narrow(diagnostics: Sequence[Diagnostic], paths: Sequence[str]) -> list[Diagnostic]:
-    """Keep diagnostics in the given project-relative files or folders."""
+    """Keep diagnostics in the given project-relative files or folders.
+
+    A diagnostic also stays when a named file is one it depends on (`related`): renaming a
+    planned item in chapter.yaml breaks a link in a lesson, and naming chapter.yaml shows it.
+    """
     if not paths:
         return list(diagnostics)
     wanted = [p.rstrip("/") for p in paths]
-    return [
-        d
-        for d in diagnostics
-        if any(d.path == p or d.path.startswith(p + "/") or p in ("", ".") for p in wanted)
-    ]
+
+    def named(path: str) -> bool:
+        return any(path == p or path.startswith(p + "/") or p in ("", ".") for p in wanted)
+
+    return [d for d in diagnostics if named(d.path) or any(named(r) for r in d.related)]
 
 
 def _ignored_per_file(diagnostic: Diagnostic, config: Config) -> bool:

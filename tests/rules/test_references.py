@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CHAPTER, LESSON, Case, assert_case, copy_golden, edit, run_check
+from helpers import BOOK0, CHAPTER, LESSON, Case, assert_case, copy_golden, edit, run_check
 
 CASES = [
     Case(
@@ -100,9 +100,25 @@ def test_web_and_relative_links_are_left_alone(tmp_path: Path) -> None:
 
 def test_naming_a_file_narrows_the_report_but_sees_the_whole_tree(tmp_path: Path) -> None:
     # Renaming the planned item in chapter.yaml breaks the lesson's link to it: naming only the
-    # lesson still reports it, and naming only the chapter does not.
+    # lesson reports it, and so does naming only the chapter (the file that broke it); naming
+    # an unrelated file does not.
     course = copy_golden(tmp_path)
     edit(course / CHAPTER, "planned: order", "planned: ordering")
     lesson = run_check(course, [f"course/{LESSON}"])
-    assert {d.code for d in lesson} == {"CK501"}
-    assert not run_check(course, [f"course/{CHAPTER}"])
+    assert {(d.code, d.path) for d in lesson} == {("CK501", f"course/{LESSON}")}
+    chapter = run_check(course, [f"course/{CHAPTER}"])
+    assert {(d.code, d.path) for d in chapter} == {("CK501", f"course/{LESSON}")}
+    assert not run_check(course, [f"course/{BOOK0}"])
+
+
+def test_removing_a_symbol_from_the_table_is_caught_when_the_table_is_named(
+    tmp_path: Path,
+) -> None:
+    course = copy_golden(tmp_path)
+    edit(
+        course / CHAPTER,
+        "  - symbol: x_t\n    meaning: the vector of the token at position t\n",
+        "",
+    )
+    found = run_check(course, [f"course/{CHAPTER}"])
+    assert "CK204" in {d.code for d in found}

@@ -28,6 +28,12 @@ def did_you_mean(value: str, known: list[str], cutoff: float = 0.6) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
+def book0_paths(course: Course) -> tuple[str, ...]:
+    """Where Book 0 is declared: a finding about a missing entry depends on it."""
+    book = course.books.get(APPARATUS_BOOK)
+    return (book.path,) if book else ()
+
+
 def _same_title(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 
@@ -51,6 +57,7 @@ def apparatus_unresolved(ctx: Context) -> Iterator[Finding]:
                 chapter.manifest.loc("apparatus", index, "id"),
                 f"apparatus entry '{link.id}' does not exist in Book 0"
                 + did_you_mean(link.id, sorted(entries)),
+                related=book0_paths(course),
             )
 
 
@@ -105,6 +112,7 @@ def apparatus_title_mismatch(ctx: Context) -> Iterator[Finding]:
             yield Finding(
                 chapter.manifest.loc("apparatus", index, "title"),
                 f"title '{link.title}' differs from {link.id}'s title in Book 0: '{entry.title}'",
+                related=(entry.source_path,),
             )
 
 

@@ -34,6 +34,7 @@ class Finding:
     location: Location
     message: str
     fixable: bool = False
+    related: tuple[str, ...] = ()  # other files this finding depends on (see Diagnostic)
 
 
 class ResultStore(Protocol):

@@ -23,6 +23,7 @@ from coursekit.model.base import Location
 from coursekit.model.documents import NotationEntry
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._texts import chapter_texts
+from coursekit.rules.apparatus import book0_paths
 from coursekit.rules.base import Context, Finding, rule
 
 
@@ -243,6 +244,8 @@ def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
     for chapter in course.chapters.values():
         scope = scope_of(course, chapter)
         reported: set[str] = set()
+        # the tables that could declare it: removing a symbol from one of them shows up here
+        tables = (chapter.path, course.manifest_path, *book0_paths(course))
         for use, location in chapter_uses(course, chapter):
             if use.key in reported or scope.covers(use):
                 continue
@@ -252,4 +255,5 @@ def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
                 f"'{shown(use.key)}' is not declared for {chapter.id} "
                 "(its notation table, the apparatus it links, or course.yaml)"
                 + _suggest(use, scope),
+                related=tables,
             )

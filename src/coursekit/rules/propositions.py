@@ -186,7 +186,8 @@ def proposition_unresolved(ctx: Context) -> Iterator[Finding]:
         for ref in prop_refs(course, chapter):
             message = _unresolved(course, ref.chapter, ref.number, ref.shown)
             if message:
-                yield Finding(ref.location, message)
+                target = course.chapters.get(ref.chapter)
+                yield Finding(ref.location, message, related=(target.path,) if target else ())
         for number, location in _supports(chapter):
             message = _unresolved(course, chapter.id, number, f"supports: {number}")
             if message:

@@ -11,7 +11,7 @@ from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._links import COURSE_SCHEMES, WEB_SCHEMES, links
 from coursekit.rules._texts import chapter_texts
-from coursekit.rules.apparatus import book0_entries, did_you_mean
+from coursekit.rules.apparatus import book0_entries, book0_paths, did_you_mean
 from coursekit.rules.base import Context, Finding, rule
 
 
@@ -74,6 +74,7 @@ def lesson_ref_unresolved(ctx: Context) -> Iterator[Finding]:
                 link.location,
                 f"'{link.target}': {chapter_id} has no lesson or planned item '{item_id}'"
                 + did_you_mean(item_id, items),
+                related=(target.path,),
             )
 
 
@@ -129,7 +130,9 @@ def figure_ref_unresolved(ctx: Context) -> Iterator[Finding]:
         if int(match.group("number")) not in numbers:
             have = f"figures 1–{len(numbers)}" if numbers else "no figures"
             yield Finding(
-                link.location, f"'{link.target}' does not resolve: {chapter_id} has {have}"
+                link.location,
+                f"'{link.target}' does not resolve: {chapter_id} has {have}",
+                related=(target.path,),
             )
 
 
@@ -149,6 +152,7 @@ def apparatus_ref_unresolved(ctx: Context) -> Iterator[Finding]:
                 link.location,
                 f"'{link.target}': Book 0 has no entry '{link.rest}'"
                 + did_you_mean(link.rest, entries),
+                related=book0_paths(ctx.course),
             )
 
 
