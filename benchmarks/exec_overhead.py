@@ -95,19 +95,24 @@ def main() -> None:
     fresh_over, served_over = fresh_med - compute, served_med - compute
     ratio = served_over / fresh_over
     ms = 1000.0
+    load = os.getloadavg()[0]
     print(
         f"{len(sources)} problems, python {sys.version.split()[0]}, sandbox {mode}, "
+        f"load average {load:.2f}, "
         f"{os.cpu_count()} cpus, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '-')}"
     )
     print(f"  problem's own compute (median)     {compute * ms:8.2f} ms")
     print(
         f"  fresh `python -I problem.py`       {fresh_med * ms:8.2f} ms  "
-        f"(overhead {fresh_over * ms:.2f} ms)"
+        f"(overhead {fresh_over * ms:.2f} ms; min {min(fresh) * ms:.1f}, "
+        f"p90 {statistics.quantiles(fresh, n=10)[-1] * ms:.1f})"
     )
     print(
         f"  fork server, one job at a time     {served_med * ms:8.2f} ms  "
-        f"(overhead {served_over * ms:.2f} ms; server start-up {startup * ms:.0f} ms, once)"
+        f"(overhead {served_over * ms:.2f} ms; min {min(served) * ms:.2f}, "
+        f"p90 {statistics.quantiles(served, n=10)[-1] * ms:.2f})"
     )
+    print(f"  server start-up (once per run)     {startup * ms:8.0f} ms")
     print(
         f"  overhead ratio  fork server / fresh = {ratio:.4f}  (1/{1 / ratio:.1f}; "
         f"target <= 1/20: {'met' if ratio <= 1 / 20 else 'NOT met'})"

@@ -283,6 +283,14 @@ class Runner:
             pending.put(index)
         finished: queue.SimpleQueue[tuple[int, Outcome]] = queue.SimpleQueue()
         slots = list(range(min(len(self._servers), len(jobs))))
+        if len(slots) == 1:  # one server: drive it from this thread, no hand-offs
+            serial: list[Outcome] = []
+            for done, job in enumerate(jobs, start=1):
+                outcome = self._execute(0, job, limits)
+                serial.append(outcome)
+                if progress is not None:
+                    progress(done, len(jobs), outcome)
+            return serial
         threads = [
             threading.Thread(
                 target=self._drive, args=(slot, jobs, limits, pending, finished), daemon=True
@@ -314,14 +322,14 @@ class Runner:
                 index = pending.get_nowait()
             except queue.Empty:
                 return
-            job = jobs[index]
-            try:
-                server = self._server(slot)
-                reply = server.execute(job, limits)
-                outcome = outcome_from_reply(job.key, reply)
-            except Exception as exc:  # never let one job take the run down
-                outcome = Outcome(job.key, Status.CRASHED, message=f"the runner failed: {exc!r}")
-            finished.put((index, outcome))
+            finished.put((index, self._execute(slot, jobs[index], limits)))
+
+    def _execute(self, slot: int, job: Job, limits: Limits) -> Outcome:
+        try:
+            reply = self._server(slot).execute(job, limits)
+            return outcome_from_reply(job.key, reply)
+        except Exception as exc:  # never let one job take the run down
+            return Outcome(job.key, Status.CRASHED, message=f"the runner failed: {exc!r}")
 
     def _server(self, slot: int) -> _Server:
         server = self._servers[slot]
