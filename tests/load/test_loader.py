@@ -76,15 +76,28 @@ def test_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
     (course / CHAPTER_FILE).write_text("\n".join(lines) + "\n")
     start = time.perf_counter()
     found = codes_at(course)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 30  # a guard against a hang, not a speed target
     assert any(code == "CK101" for code, _, _ in found)
 
 
-def test_deep_nesting_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: " + "[" * 10_000 + "]" * 10_000 + "\n",
+        "a: " + "{b: " * 10_000 + "c" + "}" * 10_000 + "\n",
+        "- " * 10_000 + "x\n",
+        # as deep as fits under the size cap: one space more per level
+        "".join(" " * level + "k:\n" for level in range(2_500)),
+    ],
+    ids=["flow lists", "flow mappings", "block sequences", "block mappings"],
+)
+def test_deep_nesting_is_refused(tmp_path: Path, text: str) -> None:
     course = make_course(tmp_path)
-    (course / CHAPTER_FILE).write_text("a: " + "[" * 10_000 + "]" * 10_000 + "\n")
+    (course / CHAPTER_FILE).write_text(text)
+    start = time.perf_counter()
     found = codes_at(course)
-    assert any(code == "CK101" for code, _, _ in found)
+    assert time.perf_counter() - start < 30  # a guard against a hang, not a speed target
+    assert [code for code, _, _ in found] == ["CK101"]
 
 
 def test_huge_file_is_refused_without_reading(tmp_path: Path) -> None:
@@ -93,7 +106,7 @@ def test_huge_file_is_refused_without_reading(tmp_path: Path) -> None:
         handle.truncate(50 * 1024 * 1024)  # 50 MB, sparse
     start = time.perf_counter()
     found = codes_at(course)
-    assert time.perf_counter() - start < 2
+    assert time.perf_counter() - start < 30  # a guard against a hang, not a speed target
     assert ("CK102", f"course/{CHAPTER_FILE}", 1) in found
 
 

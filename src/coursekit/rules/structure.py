@@ -40,7 +40,7 @@ _LOADER_DOCS = [
         A YAML file (or a lesson's front matter) does not parse.
 
         The message is the parser's, at the line and column where it gave up. Also reported for
-        documents that expand past 200,000 values through aliases, or nest deeper than 100 levels.
+        documents that expand past 50,000 values through aliases, or nest deeper than 100 levels.
 
         Fails:
             title: From Recurrence to Attention
