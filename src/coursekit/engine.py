@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,15 +87,6 @@ def narrow(diagnostics: Sequence[Diagnostic], paths: Sequence[str]) -> list[Diag
         return any(path == p or path.startswith(p + "/") or p in ("", ".") for p in wanted)
 
     return [d for d in diagnostics if named(d.path) or any(named(r) for r in d.related)]
-
-
-def _ignored_per_file(diagnostic: Diagnostic, config: Config) -> bool:
-    for pattern, selectors in config.per_file_ignores.items():
-        if fnmatch.fnmatch(diagnostic.path, pattern) and _matches(
-            diagnostic.code, diagnostic.name, selectors
-        ):
-            return True
-    return False
 
 
 def check(
