@@ -391,3 +391,18 @@ def test_server_survives_and_still_computes(runner: Runner) -> None:
     )
     assert [o.status for o in outcomes] == [Status.CRASHED, Status.OK]
     assert outcomes[1].value.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("mode", ["setuid", "basic"])
+def test_fallback_sandboxes_still_run_and_bound_programs(mode: str) -> None:
+    if mode == "setuid" and os.geteuid() != 0:
+        pytest.skip("the setuid sandbox needs root")
+    jobs = [
+        Job("ok", "import numpy as np\ndef solve():\n    return np.eye(2)\n"),
+        Job("cpu", "def solve():\n    while True:\n        pass\n"),
+        Job("segv", "import ctypes\ndef solve():\n    ctypes.string_at(0)\n"),
+    ]
+    outcomes = run_programs(jobs, Limits(cpu_s=1, wall_s=4), parallel=1, sandbox=mode)
+    assert [o.status for o in outcomes] == [Status.OK, Status.TIMEOUT, Status.CRASHED]
+    assert {o.sandbox for o in outcomes} == {mode}
+    assert outcomes[0].value.tolist() == [[1.0, 0.0], [0.0, 1.0]]
