@@ -128,21 +128,6 @@ def test_cached_parse_keeps_errors(tmp_path: Path) -> None:
         assert raised.value.code and raised.value.line >= 1
 
 
-def test_preparse_fills_the_store(tmp_path: Path) -> None:
-    from coursekit.rules.base import MemoryStore
-
-    course = _generator()(2, tmp_path)
-    store = MemoryStore()
-    cache.PARALLEL_MIN_DOCUMENTS, saved = 1, cache.PARALLEL_MIN_DOCUMENTS
-    try:
-        assert cache.preparse(course, store, 2) > 20
-        assert cache.preparse(course, store, 2) == 0  # everything already there
-    finally:
-        cache.PARALLEL_MIN_DOCUMENTS = saved
-    text = (course / "course.yaml").read_text()
-    assert store.get("yaml", cache.document_key(text, 0)) is not None
-
-
 # Whole runs: never stale ----------------------------------------------------------------------
 
 

@@ -326,66 +326,6 @@ def cached_parse(store: Any, text: str, path: str, line_offset: int = 0) -> tupl
     return data, source
 
 
-PARALLEL_MIN_DOCUMENTS = 64  # below this, forking workers costs more than it saves
-
-
-def _parse_chunk(chunk: list[tuple[str, str, int]]) -> list[tuple[str, Any]]:
-    """In a worker: parse documents, return (key, entry) as `cached_parse` stores them."""
-    from coursekit.load.yamlsafe import LoadError, parse_yaml
-
-    out: list[tuple[str, Any]] = []
-    for text, path, line_offset in chunk:
-        key = document_key(text, line_offset)
-        try:
-            data, source = parse_yaml(text, path, line_offset)
-        except LoadError as exc:
-            out.append((key, {"error": [exc.code, exc.message, exc.line, exc.column]}))
-        else:
-            out.append((key, encode_document(data, source.values, source.keys)))
-    return out
-
-
-def preparse(course_dir: Path, store: Any, jobs: int) -> int:
-    """Parse, across `jobs` processes, every YAML document under the course that `store` lacks.
-
-    The loader then finds each one in `store` (see `cached_parse`). Files are read with the
-    loader's own guard (`read_text`); one it refuses is left for the loader to report. Returns
-    the number of documents parsed here (0 when it would not pay: one job, or few documents).
-    """
-    if jobs < 2:
-        return 0
-    from coursekit.load.yamlsafe import LoadError, read_text, split_front_matter
-
-    todo: list[tuple[str, str, int]] = []
-    for path in sorted(course_dir.rglob("*")):
-        if path.suffix not in (".yaml", ".md") or not path.is_file():
-            continue
-        try:
-            text = read_text(path, course_dir)
-        except LoadError:
-            continue
-        offset = 0
-        if path.suffix == ".md":
-            parts = split_front_matter(text)
-            if parts is None:
-                continue
-            text, offset = parts[0], 1
-        if store.get("yaml", document_key(text, offset)) is None:
-            todo.append((text, path.name, offset))
-    if len(todo) < PARALLEL_MIN_DOCUMENTS:
-        return 0
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    chunks = [todo[index::jobs] for index in range(jobs)]
-    context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        for results in pool.map(_parse_chunk, chunks):
-            for key, entry in results:
-                store.put("yaml", key, entry)
-    return len(todo)
-
-
 class Layered:
     """A memory layer over another store: what one run reads or writes twice, it reads once."""
 

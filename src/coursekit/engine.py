@@ -95,10 +95,9 @@ def check(
     options: dict[str, Any] | None = None,
     store: ResultStore | None = None,
 ) -> CheckResult:
-    from coursekit import cache  # parsed documents: parse across `jobs`, keep in the store
+    from coursekit import cache  # parsed documents are kept in the store
 
     store = cache.Layered(store) if store is not None else MemoryStore()
-    cache.preparse(project.course_dir, store, int((options or {}).get("jobs") or 1))
     loaded = load_course(project.course_dir, project.root, store)
     ctx = Context(
         course=loaded.course,

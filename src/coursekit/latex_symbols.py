@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from pylatexenc.latexwalker import (
     LatexCharsNode,
@@ -213,8 +214,16 @@ def is_index(sub: str, declared: set[str] | frozenset[str]) -> bool:
 # Tokenising --------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1)
+def _context() -> Any:
+    # Building pylatexenc's default macro database costs ~0.1 ms a walk: build it once.
+    from pylatexenc.latexwalker import get_default_latex_context_db
+
+    return get_default_latex_context_db()
+
+
 def _walk(text: str) -> list[object]:
-    walker = LatexWalker(text, tolerant_parsing=True)
+    walker = LatexWalker(text, tolerant_parsing=True, latex_context=_context())
     nodes, _, _ = walker.get_latex_nodes()
     return [node for node in nodes if node is not None]
 
@@ -453,45 +462,70 @@ class MathSpan:
     display: bool
 
 
+def _math_delimiters(text: str) -> Iterator[tuple[int, int, bool]]:
+    """(start, end, display) of each `$...$` / `$$...$$`, as TeX pairs them (`\\$` escapes).
+
+    Found by a linear scan, so pylatexenc walks only the maths, never the prose around it:
+    walking whole lessons made the notation rules the slowest part of a check.
+    """
+    index, length = 0, len(text)
+    while index < length:
+        start = text.find("$", index)
+        if start < 0:
+            return
+        if start > 0 and text[start - 1] == "\\":
+            index = start + 1
+            continue
+        display = text.startswith("$$", start)
+        opener = 2 if display else 1
+        probe = start + opener
+        while True:
+            close = text.find("$$" if display else "$", probe)
+            if close < 0:
+                return  # unclosed: no more maths (as tolerant TeX would give up)
+            if text[close - 1] != "\\":
+                break
+            probe = close + 1
+        end = close + opener
+        yield start, end, display
+        index = end
+
+
+@dataclass(frozen=True, slots=True)
+class _Maths:
+    span: MathSpan
+    uses: tuple[SymbolUse, ...]
+
+
 @lru_cache(maxsize=4096)
-def _math_of(markdown: str) -> tuple[LatexMathNode, ...]:
-    """The maths nodes of a Markdown text, walked once per distinct text (rules share it)."""
-    text = mask_code(markdown).replace("%", " ")  # `%` would start a TeX comment in prose
-    try:
-        return tuple(_math_nodes(_walk(text)))
-    except Exception:  # tolerant parsing should not raise; never let a lesson crash the check
-        return ()
+def _maths_of(markdown: str) -> tuple[_Maths, ...]:
+    """The maths of a Markdown text, each span walked once per distinct text (rules share it)."""
+    text = mask_code(markdown)
+    found: list[_Maths] = []
+    for start, end, display in _math_delimiters(text):
+        uses: list[SymbolUse] = []
+        try:
+            for node in _walk(text[start:end]):
+                if isinstance(node, LatexMathNode):
+                    _scan(_tokens(list(node.nodelist or [])), uses)
+        except Exception:  # tolerant parsing should not raise; never let a lesson crash the check
+            uses = []
+        shifted = tuple(
+            SymbolUse(u.base, u.sub, u.offset + start, u.raw_sub, u.braced, u.follows_letter)
+            for u in uses
+        )
+        found.append(_Maths(MathSpan(start, end, display), shifted))
+    return tuple(found)
 
 
 def math_spans(markdown: str) -> list[MathSpan]:
     """The `$...$` and `$$...$$` spans of a Markdown text, in order."""
-    return [
-        MathSpan(node.pos, node.pos + node.len, getattr(node, "displaytype", "") == "display")
-        for node in _math_of(markdown)
-    ]
-
-
-def _math_nodes(nodes: list[object]) -> Iterator[LatexMathNode]:
-    for node in nodes:
-        if isinstance(node, LatexMathNode):
-            yield node
-        elif isinstance(node, LatexGroupNode | LatexEnvironmentNode | LatexMacroNode):
-            children = getattr(node, "nodelist", None)
-            if children:
-                yield from _math_nodes(list(children))
-
-
-@lru_cache(maxsize=4096)
-def _symbols_in_markdown(markdown: str) -> tuple[SymbolUse, ...]:
-    uses: list[SymbolUse] = []
-    for node in _math_of(markdown):
-        _scan(_tokens(list(node.nodelist or [])), uses)
-    return tuple(uses)
+    return [maths.span for maths in _maths_of(markdown)]
 
 
 def symbols_in_markdown(markdown: str) -> list[SymbolUse]:
     """Every symbol used in the maths of a Markdown text, offsets into that text."""
-    return list(_symbols_in_markdown(markdown))
+    return [use for maths in _maths_of(markdown) for use in maths.uses]
 
 
 def prose_only(markdown: str) -> str:
