@@ -382,20 +382,22 @@ def _attach_scripts(stream: _Stream, base: str, pos: int) -> None:
     _scan(superscripts, stream.uses)
 
 
-def symbols_in_maths(latex: str) -> list[SymbolUse]:
+@lru_cache(maxsize=8192)
+def symbols_in_maths(latex: str) -> tuple[SymbolUse, ...]:
     """Every symbol use in a string that is maths throughout (a notation table's `symbol`)."""
     try:
         toks = _tokens(_walk("$" + latex.replace("$", " ") + "$"))
     except Exception:  # the walker is tolerant; this guards against its rare internal errors
-        return []
+        return ()
     uses: list[SymbolUse] = []
     _scan(toks, uses)
-    return [
+    return tuple(
         SymbolUse(u.base, u.sub, max(0, u.offset - 1), u.raw_sub, u.braced, u.follows_letter)
         for u in uses
-    ]
+    )
 
 
+@lru_cache(maxsize=8192)
 def declared_key(symbol: str) -> str | None:
     """The symbol a notation entry declares: its head, if the entry starts with one.
 
@@ -421,6 +423,7 @@ def declared_key(symbol: str) -> str | None:
     return first.key
 
 
+@lru_cache(maxsize=8192)
 def notation_key(symbol: str) -> str | None:
     """What a notation entry names, for telling two entries apart.
 
@@ -444,6 +447,7 @@ _CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.S)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
+@lru_cache(maxsize=8192)
 def mask_code(markdown: str) -> str:
     """The text with code blocks, code spans and HTML comments blanked, offsets unchanged."""
 

@@ -102,6 +102,9 @@ class Course:
     books: dict[str, Book] = field(default_factory=dict)
     chapters: dict[str, Chapter] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)  # path -> text, for carets and hashing
+    # Views that several rules derive from the same documents (a chapter's texts, a lesson's
+    # verified maths), computed once per run by whichever rule asks first.
+    derived: dict[object, object] = field(default_factory=dict)
 
     @property
     def apparatus(self) -> dict[str, ApparatusEntry]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from coursekit.latex_symbols import mask_code
 
@@ -29,7 +30,16 @@ class Link:
     span: tuple[int, int]  # the whole link
 
 
-def links(markdown: str) -> Iterator[Link]:
+def links(markdown: str) -> tuple[Link, ...]:
+    return _links(markdown)
+
+
+@lru_cache(maxsize=8192)
+def _links(markdown: str) -> tuple[Link, ...]:
+    return tuple(_find_links(markdown))
+
+
+def _find_links(markdown: str) -> Iterator[Link]:
     masked = mask_code(markdown)
     for match in _LINK.finditer(masked):
         target = match.group("target")

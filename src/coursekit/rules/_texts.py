@@ -116,8 +116,16 @@ def lesson_texts(course: Course, lesson: Lesson) -> Iterator[Text]:
             )
 
 
-def chapter_texts(course: Course, chapter: Chapter) -> Iterator[Text]:
+def chapter_texts(course: Course, chapter: Chapter) -> tuple[Text, ...]:
     """Every text of a chapter that may hold maths, links or mentions, in reading order."""
+    key = ("chapter_texts", chapter.id)
+    cached = course.derived.get(key)
+    if cached is None:
+        cached = course.derived[key] = tuple(_chapter_texts(course, chapter))
+    return cached  # type: ignore[return-value]
+
+
+def _chapter_texts(course: Course, chapter: Chapter) -> Iterator[Text]:
     manifest = chapter.manifest
     yield Text(manifest.problem, "problem", yaml_locator(course, manifest, "problem"))
     for p, prop in enumerate(manifest.propositions):

@@ -13,7 +13,6 @@ the result store (namespace `sympy`), so an unchanged lesson is not checked twic
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -89,21 +88,15 @@ def scan_body(body: str) -> tuple[list[ShownEquation], list[WrittenNumber]]:
     return equations, numbers
 
 
-_MEMO: dict[int, tuple[weakref.ref[Context], list[LessonMaths]]] = {}
-
-
 def lesson_maths(ctx: Context) -> list[LessonMaths]:
     """Every lesson with maths, checked once per run (shared by all CK8 rules)."""
     if ctx.options.get("formulas", True) is False:
         return []
-    memo = _MEMO.get(id(ctx))
-    if memo is not None and memo[0]() is ctx:
-        return memo[1]
-    for key in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
-        del _MEMO[key]
-    results = [_check_lesson(ctx, lesson) for lesson in _lessons(ctx.course)]
-    _MEMO[id(ctx)] = (weakref.ref(ctx), [r for r in results if r is not None])
-    return _MEMO[id(ctx)][1]
+    cached = ctx.course.derived.get(NAMESPACE)
+    if cached is None:
+        results = [_check_lesson(ctx, lesson) for lesson in _lessons(ctx.course)]
+        cached = ctx.course.derived[NAMESPACE] = [r for r in results if r is not None]
+    return cached  # type: ignore[return-value]
 
 
 def _lessons(course: Course) -> Iterator[Lesson]:

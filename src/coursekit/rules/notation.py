@@ -22,7 +22,7 @@ from coursekit.latex_symbols import (
 from coursekit.model.base import Location
 from coursekit.model.documents import NotationEntry
 from coursekit.model.tree import Chapter, Course
-from coursekit.rules._texts import chapter_texts
+from coursekit.rules._texts import Text, chapter_texts
 from coursekit.rules.apparatus import book0_paths
 from coursekit.rules.base import Context, Finding, rule
 
@@ -165,13 +165,17 @@ def scope_of(course: Course, chapter: Chapter) -> Scope:
     return Scope(frozenset(keys), singles, frozenset(families))
 
 
-def chapter_uses(course: Course, chapter: Chapter) -> Iterator[tuple[SymbolUse, Location]]:
-    """Every symbol the maths of a chapter uses, with its exact location, in reading order."""
+def chapter_uses(course: Course, chapter: Chapter) -> Iterator[tuple[SymbolUse, Text]]:
+    """Every symbol the maths of a chapter uses, with the text it is in, in reading order.
+
+    `text.locate(use.offset)` gives the exact location; it walks the file, so only a rule
+    that reports a use pays for it.
+    """
     for text in chapter_texts(course, chapter):
         if text.kind == "claim":
             continue  # a claim repeats the thesis; its maths is read once, in the gloss
         for use in symbols_in_markdown(text.value):
-            yield use, text.locate(use.offset)
+            yield use, text
 
 
 def _suggest(use: SymbolUse, scope: Scope) -> str:
@@ -246,12 +250,12 @@ def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
         reported: set[str] = set()
         # the tables that could declare it: removing a symbol from one of them shows up here
         tables = (chapter.path, course.manifest_path, *book0_paths(course))
-        for use, location in chapter_uses(course, chapter):
+        for use, text in chapter_uses(course, chapter):
             if use.key in reported or scope.covers(use):
                 continue
             reported.add(use.key)
             yield Finding(
-                location,
+                text.locate(use.offset),
                 f"'{shown(use.key)}' is not declared for {chapter.id} "
                 "(its notation table, the apparatus it links, or course.yaml)"
                 + _suggest(use, scope),

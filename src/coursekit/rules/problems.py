@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -124,21 +123,15 @@ def _runnable(target: Target) -> bool:
     return target.program.source is not None and target.solution.value is not None
 
 
-_MEMO: dict[int, tuple[weakref.ref[Context], dict[str, Verdict]]] = {}
-
-
 def verdicts(ctx: Context) -> dict[str, Verdict]:
     """Each runnable target's verdict (keyed by its manifest path), computed once per run."""
     if ctx.options.get("exec", True) is False:
         return {}
-    memo = _MEMO.get(id(ctx))
-    if memo is not None and memo[0]() is ctx:
-        return memo[1]
-    for key in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
-        del _MEMO[key]
-    result = _run(ctx, [t for t in targets(ctx.course) if _runnable(t)])
-    _MEMO[id(ctx)] = (weakref.ref(ctx), result)
-    return result
+    cached = ctx.course.derived.get(NAMESPACE)
+    if cached is None:
+        todo = [t for t in targets(ctx.course) if _runnable(t)]
+        cached = ctx.course.derived[NAMESPACE] = _run(ctx, todo)
+    return cached  # type: ignore[return-value]
 
 
 def problem_confirmed(ctx: Context, manifest_path: str) -> bool | None:
