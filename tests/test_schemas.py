@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import REPO
 
+from conftest import REPO
 from coursekit import schemas
 from coursekit.cli import main
 

@@ -131,9 +131,13 @@ def test_every_rule_is_documented_with_examples() -> None:
 
 def test_check_never_modifies_the_tree(tiny_course: Path) -> None:
     break_chapter(tiny_course)
-    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in tiny_course.rglob("*") if p.is_file()}
+    before = {
+        p: (p.read_bytes(), p.stat().st_mtime_ns) for p in tiny_course.rglob("*") if p.is_file()
+    }
     run(["check"], tiny_course.parent)
-    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in tiny_course.rglob("*") if p.is_file()}
+    after = {
+        p: (p.read_bytes(), p.stat().st_mtime_ns) for p in tiny_course.rglob("*") if p.is_file()
+    }
     assert before == after
 
 
