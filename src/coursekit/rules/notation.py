@@ -97,18 +97,20 @@ def symbol_meaning_conflict(ctx: Context) -> Iterator[Finding]:
     # Every side of a conflict is reported, so that naming either file (pre-commit passes only
     # the changed ones) still shows it.
     for decls in by_key.values():
-        for decl in decls:
-            other = next(
-                (d for d in decls if _meaning(d.entry.meaning) != _meaning(decl.entry.meaning)),
-                None,
+        meanings = [_meaning(d.entry.meaning) for d in decls]
+        first_of: dict[str, Declaration] = {}
+        for decl, meaning in zip(decls, meanings, strict=True):
+            first_of.setdefault(meaning, decl)
+        if len(first_of) < 2:
+            continue
+        for decl, meaning in zip(decls, meanings, strict=True):
+            other = next(d for m, d in first_of.items() if m != meaning)
+            yield Finding(
+                decl.location,
+                f"'{decl.entry.symbol}' also means \"{other.entry.meaning}\" "
+                f"({other.owner}, {other.location.path}:{other.location.line}); give it one "
+                "meaning, or mark the chapter's entry `local: true`",
             )
-            if other is not None:
-                yield Finding(
-                    decl.location,
-                    f"'{decl.entry.symbol}' also means \"{other.entry.meaning}\" "
-                    f"({other.owner}, {other.location.path}:{other.location.line}); give it one "
-                    "meaning, or mark the chapter's entry `local: true`",
-                )
 
 
 @rule("CK202", "symbol-declared-twice")
