@@ -264,9 +264,13 @@ def latex_syntax(ctx: Context) -> Iterator[Finding]:
     Passes:
         $$T\\,(d_h^2 + d_h d_x)$$ {#eq:recurrence}
     """
+    yield from _equation_findings(ctx, "error")
+
+
+def _equation_findings(ctx: Context, status: str) -> Iterator[Finding]:
     for maths in lesson_maths(ctx):
         for v in _verdicts(maths, "equation"):
-            if v.status == "error":
+            if v.status == status:
                 eq = maths.equations[v.index]
                 yield Finding(
                     maths.lesson.body_loc(eq.latex_offset + (v.offset or 0)),
@@ -291,14 +295,7 @@ def equation_mismatch(ctx: Context) -> Iterator[Finding]:
         ...
         $$\\frac{T}{d}$$ {#eq:ratio}
     """
-    for maths in lesson_maths(ctx):
-        for v in _verdicts(maths, "equation"):
-            if v.status == "false":
-                eq = maths.equations[v.index]
-                yield Finding(
-                    maths.lesson.body_loc(eq.latex_offset + (v.offset or 0)),
-                    f"equation '{eq.label}': {v.message}",
-                )
+    yield from _equation_findings(ctx, "false")
 
 
 @rule("CK804", "claim-false")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._links import links, mentions
+from coursekit.rules._sequence import breaks
 from coursekit.rules._texts import chapter_texts
 from coursekit.rules.apparatus import did_you_mean
 from coursekit.rules.base import Context, Finding, rule
@@ -32,18 +33,14 @@ def proposition_numbering(ctx: Context) -> Iterator[Finding]:
           - {number: 2, claim: ..., gloss: ...}
     """
     for chapter in ctx.course.chapters.values():
-        seen: set[int] = set()
-        for index, prop in enumerate(chapter.manifest.propositions):
-            expected = index + 1
-            if prop.number != expected:
-                why = "is used twice" if prop.number in seen else "breaks the sequence"
-                yield Finding(
-                    chapter.manifest.loc("propositions", index, "number"),
-                    f"proposition {prop.number} {why}; it should be {expected} "
-                    "(propositions run 1..n in order)",
-                    fixable=True,
-                )
-            seen.add(prop.number)
+        props = chapter.manifest.propositions
+        for index, expected, why in breaks([prop.number for prop in props]):
+            yield Finding(
+                chapter.manifest.loc("propositions", index, "number"),
+                f"proposition {props[index].number} {why}; it should be {expected} "
+                "(propositions run 1..n in order)",
+                fixable=True,
+            )
 
 
 @rule("CK402", "proposition-incomplete")

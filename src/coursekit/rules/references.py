@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._links import COURSE_SCHEMES, WEB_SCHEMES, links
+from coursekit.rules._sequence import breaks
 from coursekit.rules._texts import chapter_texts
 from coursekit.rules.apparatus import book0_entries, book0_paths, did_you_mean
 from coursekit.rules.base import Context, Finding, rule
@@ -193,18 +194,14 @@ def figure_numbering(ctx: Context) -> Iterator[Finding]:
         figures: [{number: 1, ...}, {number: 2, ...}]
     """
     for chapter in ctx.course.chapters.values():
-        seen: set[int] = set()
-        for index, figure in enumerate(chapter.manifest.figures):
-            expected = index + 1
-            if figure.number != expected:
-                why = "is used twice" if figure.number in seen else "breaks the sequence"
-                yield Finding(
-                    chapter.manifest.loc("figures", index, "number"),
-                    f"figure {figure.number} {why}; it should be {expected} "
-                    "(figures run 1..n in order)",
-                    fixable=True,
-                )
-            seen.add(figure.number)
+        figures = chapter.manifest.figures
+        for index, expected, why in breaks([figure.number for figure in figures]):
+            yield Finding(
+                chapter.manifest.loc("figures", index, "number"),
+                f"figure {figures[index].number} {why}; it should be {expected} "
+                "(figures run 1..n in order)",
+                fixable=True,
+            )
 
 
 @rule("CK507", "figure-alt-missing")
