@@ -49,7 +49,8 @@ def _chapter_table(chapter: ChapterOwed) -> list[str]:
     lines = [
         f"### {chapter.id} · {_cell(chapter.title)}",
         "",
-        f"{_maturity(chapter)} · {chapter.status} · **owes {chapter.owes}**",
+        f"{_maturity(chapter)} · {chapter.status} · **owes {chapter.owes}**"
+        + (f" · strands short by {chapter.strands_owed} lessons" if chapter.strands_owed else ""),
         "",
     ]
     if chapter.owes or chapter.strands_owed:
