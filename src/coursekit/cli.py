@@ -48,6 +48,11 @@ class _Guarded(click.Group):
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
             raise
+        except BrokenPipeError:
+            # `coursekit rules | head`: the reader left; say nothing more, like cat does.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(1)
         except Exception as exc:
             if os.environ.get("COURSEKIT_DEBUG"):
                 raise
@@ -63,7 +68,7 @@ def main() -> None:
 
 
 @main.command("check")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "output_format", default=None, help="text | json | github | sarif")
 @click.option("--no-exec", is_flag=True, help="Do not run worked-problem programs.")
 @click.option(
@@ -259,7 +264,7 @@ def new_command(
 
 
 @main.command("fix")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a diff; write nothing.")
 @course_option
 def fix_command(paths: tuple[Path, ...], show_diff: bool, course: Path | None) -> None:

@@ -56,10 +56,10 @@ def render_text(owed: CourseOwed) -> str:
     for chapter in owed.chapters:
         maturity = f"{chapter.maturity} {chapter.maturity_name}".strip() or "?"
         out.append(f"{chapter.id}  {chapter.title}")
-        lessons = (
+        short = (
             f" · strands short by {chapter.strands_owed} lessons" if chapter.strands_owed else ""
         )
-        out.append(f"  {maturity} · {chapter.status} · owes {chapter.owes}{lessons}")
+        out.append(f"  {maturity} · {chapter.status} · owes {chapter.owes}{short}")
         out.append(f"  {'':<{width}}  written  required  owed")
         for name, count in _rows(chapter):
             owed_cell = str(count.owed) if count.owed else "-"

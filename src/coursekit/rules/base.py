@@ -17,6 +17,7 @@ read files; the engine turns each `Finding` into a `Diagnostic` with the rule's 
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -133,7 +134,9 @@ def _add(
     if code in REGISTRY:
         raise ValueError(f"rule code {code} registered twice")
     text = inspect.cleandoc(doc)
-    summary = " ".join(text.split("\n\n", 1)[0].split()) if text else name
+    paragraph = " ".join(text.split("\n\n", 1)[0].split()) if text else name
+    # The first sentence: what `coursekit rules` shows on one line.
+    summary = re.split(r"(?<=\.)\s", paragraph, maxsplit=1)[0]
     REGISTRY[code] = Rule(code, name, family, severity, summary, text, func, fixable)
 
 

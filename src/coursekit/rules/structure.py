@@ -140,7 +140,7 @@ for _code, _name, _doc in _LOADER_DOCS:
         _code,
         _name,
         _doc,
-        "structure",
+        "meta" if _code == "CK000" else "structure",
         Severity.WARNING if _code == codes.UNLISTED_FILE else Severity.ERROR,
     )
 
