@@ -11,10 +11,10 @@ Three layers, each keyed by everything its value depends on:
   (plain data plus its position tables) keyed by the SHA-256 of its text and its line offset,
   so an unchanged file is never parsed again.
 * **runs** (`RunCache`): the whole output of `coursekit check`, keyed by a digest of the course
-  tree (every file's path and content hash, so also which files exist), the configuration,
-  the options, the output format, the reported paths and the environment above. When nothing
-  changed, `check` replays the stored output without importing pydantic, the rules, sympy or
-  numpy.
+  tree (every file's path and content hash and every folder's path, so also which exist), the
+  configuration, the options, the output format, the reported paths and the environment above.
+  When nothing changed, `check` replays the stored output without importing pydantic, the
+  rules, sympy or numpy.
 
 Content hashes are memoised in a stat table (path -> mtime_ns, ctime_ns, size, inode, sha256),
 the strategy git uses for its index: a file whose stat tuple is unchanged keeps its hash,
@@ -356,6 +356,7 @@ class TreeDigest:
         self.course_dir = course_dir
         self.table_path = table_path
         self.files: dict[str, str] = {}  # relative path -> sha256 of its bytes
+        self.folders: set[str] = set()  # relative paths: an empty folder matters to the loader
         self.safe = True  # False: the tree holds something the digest cannot vouch for
         self.changed = False  # the stat table needs writing back
 
@@ -391,7 +392,9 @@ class TreeDigest:
             self.changed = True
         self._fresh = fresh
         self._now = now
-        return sha256("\n".join(f"{rel}\0{digest}" for rel, digest in sorted(self.files.items())))
+        listing = [f"{rel}\0{digest}" for rel, digest in self.files.items()]
+        listing += [f"{rel}/\0folder" for rel in self.folders]
+        return sha256("\n".join(sorted(listing)))
 
     def save(self) -> None:
         """Write the stat table back (only what compute() saw), stamped with when it was read."""
@@ -417,6 +420,7 @@ class TreeDigest:
                     self.safe = False
                     return
                 if entry.is_dir(follow_symlinks=False):
+                    self.folders.add(rel)
                     stack.append((rel + "/", entry.path))
                 elif entry.is_file(follow_symlinks=False):
                     yield rel, entry.stat(follow_symlinks=False)
