@@ -406,3 +406,38 @@ def test_fallback_sandboxes_still_run_and_bound_programs(mode: str) -> None:
     assert [o.status for o in outcomes] == [Status.OK, Status.TIMEOUT, Status.CRASHED]
     assert {o.sandbox for o in outcomes} == {mode}
     assert outcomes[0].value.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+FORGED_RESULT = """
+import os, struct, time
+def solve():
+    body = {body!r}
+    os.write(3, struct.pack(">I", len(body)) + body)  # the result pipe, written directly
+    time.sleep({sleep})
+    return 1
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "sleep"),
+    [
+        (b'{"status": "ok", "value": 1e999}', 0),  # JSON the server cannot send on (inf)
+        (b'{"status": "ok", "value": NaN}', 0),
+        (b"not json at all", 3),  # a complete frame that is not JSON, the worker still running
+        (b"[" * 100_000, 0),  # nested too deeply to parse
+    ],
+    ids=["inf", "nan", "garbage", "deep"],
+)
+def test_forged_result_frame_is_a_clean_crash_and_the_server_lives_on(
+    body: bytes, sleep: int
+) -> None:
+    with Runner(parallel=1) as pool:
+        pool.start()
+        hello = pool._servers[0].hello
+        assert hello is not None
+        outcome = run(pool, FORGED_RESULT.format(body=body, sleep=sleep))
+        assert outcome.status is Status.CRASHED, outcome.message
+        assert "the runner" not in outcome.message, outcome.message  # not the runner's fault
+        assert "could not be read" in outcome.message, outcome.message
+        assert pool._servers[0].hello == hello  # the same server: it did not die
+        assert run(pool, "def solve():\n    return 'still serving'\n").value == "still serving"

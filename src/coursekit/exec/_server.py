@@ -637,9 +637,10 @@ def judge(
     if len(result) >= 4:
         (size,) = struct.unpack(">I", result[:4])
         if len(result) == 4 + size:
-            try:
+            try:  # the program can write to the result pipe itself: it must parse and re-encode
                 loaded = json.loads(result[4:])
-            except ValueError:
+                json.dumps(loaded, allow_nan=False)
+            except (ValueError, RecursionError):
                 loaded = None
             if isinstance(loaded, dict):
                 frame = loaded
@@ -647,7 +648,8 @@ def judge(
         return frame
     if frame is not None:
         return {"status": "crashed", "message": str(frame.get("message"))}
-    assert wait_status is not None
+    if wait_status is None:  # a complete frame, but not one the worker wrote
+        return {"status": "crashed", "message": "the result could not be read (not valid JSON)"}
     cpu_limit = float(limits["cpu_s"])
     if os.WIFSIGNALED(wait_status):
         sig = os.WTERMSIG(wait_status)
