@@ -52,3 +52,34 @@ def test_an_empty_folder_added_or_removed_changes_the_run(project: Path) -> None
     assert added != before
     extra.rmdir()
     assert _check(project) == before == _check(project, "--no-cache")
+
+
+def _stamp(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda stamp: {"written_ns": "x", "files": {}},
+        lambda stamp: {"written_ns": None, "files": {}},
+        lambda stamp: {"written_ns": [], "files": {}},
+        lambda stamp: {"written_ns": 0, "files": {"course.yaml": 5}},
+        lambda stamp: {"written_ns": 0, "files": {"course.yaml": None}},
+        lambda stamp: {"written_ns": 2**62, "files": {"course.yaml": stamp}},
+        lambda stamp: {"written_ns": 2**62, "files": {"course.yaml": [*stamp, None]}},
+    ],
+)
+def test_a_damaged_stat_table_is_a_miss_not_a_crash(
+    project: Path, damage: Callable[[list[int]], object]
+) -> None:
+    import json
+
+    truth = _check(project, "--no-cache")
+    assert _check(project) == truth
+    table = project / ".coursekit_cache/v1/files.json"
+    assert table.is_file()
+    table.write_text(json.dumps(damage(_stamp(project / "course/course.yaml"))))
+    assert _check(project) == truth
+    assert _check(project) == truth

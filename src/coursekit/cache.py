@@ -364,8 +364,12 @@ class TreeDigest:
         table = _read_json(self.table_path)
         written = 0
         known: dict[str, list[Any]] = {}
-        if isinstance(table, dict) and isinstance(table.get("files"), dict):
-            written = int(table.get("written_ns", 0))
+        if (
+            isinstance(table, dict)
+            and isinstance(table.get("files"), dict)
+            and type(table.get("written_ns")) is int  # a damaged table is no table
+        ):
+            written = table["written_ns"]
             known = table["files"]
         fresh: dict[str, list[Any]] = {}
         now = time.time_ns()
@@ -375,8 +379,14 @@ class TreeDigest:
             stamp = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev]
             old = known.get(rel)
             racy = max(st.st_mtime_ns, st.st_ctime_ns) >= written - RACY_NS
-            if old is not None and old[:5] == stamp and not racy:
-                digest = str(old[5])
+            if (
+                isinstance(old, list)
+                and len(old) == 6
+                and old[:5] == stamp
+                and isinstance(old[5], str)
+                and not racy
+            ):
+                digest = old[5]
             else:
                 try:
                     digest = sha256((self.course_dir / rel).read_bytes())
