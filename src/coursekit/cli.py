@@ -97,9 +97,16 @@ def check_command(
     """Check the course. PATHS narrow what is reported; every rule still sees the whole tree."""
     project = _project(course)
     chosen = output_format or _default_format(project)
-    options = {"exec": not (no_exec or structural), "jobs": jobs or os.cpu_count() or 1}
+    options: dict[str, object] = {
+        "exec": not (no_exec or structural),
+        "jobs": jobs or os.cpu_count() or 1,
+    }
     if structural:
         options["formulas"] = False
+    if sys.stderr.isatty():
+        from coursekit.report.progress import TerminalProgress
+
+        options["progress"] = TerminalProgress(sys.stderr)
     color = sys.stdout.isatty()
     if no_cache:
         runs = store = None
