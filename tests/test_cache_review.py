@@ -83,3 +83,14 @@ def test_a_damaged_stat_table_is_a_miss_not_a_crash(
     table.write_text(json.dumps(damage(_stamp(project / "course/course.yaml"))))
     assert _check(project) == truth
     assert _check(project) == truth
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file names are bytes")
+def test_a_file_name_that_is_not_utf8_does_not_crash_the_cached_run(project: Path) -> None:
+    folder = os.fsencode(project / "course/I/1-synthetic-chapter-1/figures")
+    with open(os.path.join(folder, b"caf\xe9.svg"), "wb") as handle:
+        handle.write(b"<svg/>")
+    truth = _check(project, "--no-cache")
+    assert truth[0] in (0, 1), truth
+    assert _check(project) == truth
+    assert _check(project) == truth

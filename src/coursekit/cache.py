@@ -124,8 +124,8 @@ def _write_json(path: Path, value: Any) -> bool:
 
 
 def sha256(data: bytes | str) -> str:
-    if isinstance(data, str):
-        data = data.encode("utf-8")
+    if isinstance(data, str):  # a file name that is not UTF-8 holds lone surrogates
+        data = data.encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()
 
 
