@@ -165,3 +165,22 @@ def test_build_substitutes_formulas_with_assumptions() -> None:
 def test_unknown_assumption_is_an_error() -> None:
     with pytest.raises(FormulaError):
         SymbolTable({"postive": ["T"]})
+
+
+def test_a_long_chain_of_formulas_does_not_exhaust_the_stack() -> None:
+    """Formulas that use each other 3,000 deep (the first, alphabetically, uses the next...)."""
+    n = 3000
+    texts = {f"f{i:05d}": f"f{i + 1:05d} + 1" for i in range(n)}
+    texts[f"f{n:05d}"] = "x"
+    trees, errors = parse_formulas(texts)
+    assert not errors and len(trees) == n + 1
+    # ... and a cycle closed at the far end is still found, and blamed on every member
+    texts[f"f{n:05d}"] = "f00000 * 2"
+    trees, errors = parse_formulas(texts)
+    assert not trees and len(errors) == n + 1
+    assert all("cycle" in e.message for e in errors.values())
+    # ... and a broken formula at the far end is blamed all the way up
+    texts[f"f{n:05d}"] = "x +"
+    trees, errors = parse_formulas(texts)
+    assert not trees and "syntax" in errors[f"f{n:05d}"].message
+    assert "f02999" in errors["f02998"].message and "has an error" in errors["f00000"].message

@@ -340,28 +340,42 @@ def parse_formulas(
             off = first_offset(trees[name], dep) or 0
             errors[name] = FormulaError(message, off, texts[name], name)
 
-    def visit(name: str, path: list[str]) -> None:
-        state[name] = visiting
-        for dep in sorted(free_names(trees[name])):
-            if dep in errors and state.get(dep) is None:
-                mark(name, f"uses formula {dep!r}, which has an error", dep)
-            elif dep not in trees:
-                continue
-            elif state.get(dep) == visiting:
-                cycle = [*path[path.index(dep) :], dep]
-                text = " -> ".join(cycle)
-                for i, member in enumerate(cycle[:-1]):
-                    mark(member, f"formulas refer to each other in a cycle: {text}", cycle[i + 1])
-            else:
-                if state.get(dep) is None:
-                    visit(dep, [*path, dep])
-                if dep in errors:
+    def visit(root: str) -> None:
+        # Iterative: a chain of formulas thousands deep must not exhaust Python's stack.
+        path = [root]  # the formulas being visited, outermost first
+        pending = [iter(sorted(free_names(trees[root])))]  # each one's deps still to look at
+        state[root] = visiting
+        while path:
+            name = path[-1]
+            for dep in pending[-1]:
+                if dep in errors and state.get(dep) is None:
                     mark(name, f"uses formula {dep!r}, which has an error", dep)
-        state[name] = done
+                elif dep not in trees:
+                    continue
+                elif state.get(dep) == visiting:
+                    cycle = [*path[path.index(dep) :], dep]
+                    text = " -> ".join(cycle)
+                    for i, member in enumerate(cycle[:-1]):
+                        mark(
+                            member, f"formulas refer to each other in a cycle: {text}", cycle[i + 1]
+                        )
+                elif state.get(dep) is None:
+                    state[dep] = visiting
+                    path.append(dep)
+                    pending.append(iter(sorted(free_names(trees[dep]))))
+                    break
+                elif dep in errors:
+                    mark(name, f"uses formula {dep!r}, which has an error", dep)
+            else:
+                state[name] = done
+                path.pop()
+                pending.pop()
+                if path and name in errors:
+                    mark(path[-1], f"uses formula {name!r}, which has an error", name)
 
     for name in sorted(trees):
         if state.get(name) is None:
-            visit(name, [name])
+            visit(name)
     for name in errors:
         trees.pop(name, None)
     return trees, errors
