@@ -384,3 +384,28 @@ def test_quiz_answers() -> None:
     assert check_quiz_answer(510, 5, "512").ok
     r = check_quiz_answer(500, 0, "512", subject="claim crossing-512")
     assert r.status == "false" and "500" in r.message and "512" in r.message
+
+
+def test_numbers_too_long_for_str_are_shown_not_crashed_on() -> None:
+    """Python refuses int -> str past 4,300 digits; a claim's value can be that large."""
+    huge = 10**5000 + 7
+    from coursekit.verify.claims import parse_value_text, show, value_text
+
+    assert parse_value_text(value_text(huge)) == huge
+    assert parse_value_text(value_text(Fraction(huge, 3))) == Fraction(huge, 3)
+    assert show(Fraction(huge)).startswith("1.000000000e+5000")
+    false = check_number("5", huge)
+    assert false.status == "false" and "1.000000000e+5000" in false.message
+    assert check_quiz_answer(5, 0, huge).status == "false"
+    # e**20000 is printed by sympy as a float with a 8,686-digit integer part
+    from coursekit.verify import MathsSpec, verify_document
+
+    spec = MathsSpec.build(
+        claims=[{"id": "c", "kind": "value", "expr": "exp(20000)", "value": "exp(20000)"}],
+        numbers=[("c", "5")],
+        quiz=[("c", "5", "0")],
+    )
+    verdicts = {v.subject: v for v in verify_document(spec, 30)}
+    assert verdicts["claim"].status == "ok", verdicts["claim"].message
+    assert verdicts["number"].status == "false" and "e+8685" in verdicts["number"].message
+    assert verdicts["quiz"].status == "false"

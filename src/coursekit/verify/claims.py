@@ -265,19 +265,31 @@ def value_text(value: Fraction | Decimal | int) -> str:
     if isinstance(value, Decimal):
         return str(value)
     q = Fraction(value)
-    return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+    # Through Decimal: int -> str refuses more than 4,300 digits, and a value can have more.
+    num, den = _digits_text(q.numerator), _digits_text(q.denominator)
+    return num if q.denominator == 1 else f"{num}/{den}"
+
+
+def _digits_text(n: int) -> str:
+    return str(Decimal(n))
 
 
 def parse_value_text(text: str) -> Fraction:
     if "/" in text:
         a, b = text.split("/")
-        return Fraction(int(a), int(b))
+        return Fraction(Decimal(a)) / Fraction(Decimal(b))
     return Fraction(Decimal(text))
+
+
+#: Integers longer than this (about 1,000 digits) are shown in scientific notation.
+_SHOWN_BITS = 3322
 
 
 def show(value: Fraction) -> str:
     """A number as a reader would write it: ``26,214,400``, ``1.953125``, ``0.3333333333…``."""
     if value.denominator == 1:
+        if value.numerator.bit_length() > _SHOWN_BITS:  # too long to print in full
+            return f"{Decimal(value.numerator):.10g}\N{HORIZONTAL ELLIPSIS}"
         return f"{value.numerator:,}"
     d = value.denominator
     while d % 2 == 0:
@@ -728,7 +740,7 @@ def _assumption_text(ctx: Context, symbols: Iterable[Any]) -> str:
 def _magnitude(q: Fraction) -> int:
     """``e`` with ``10**e <= |q| < 10**(e+1)`` (``q`` non-zero)."""
     a = abs(q)
-    e = len(str(a.numerator)) - len(str(a.denominator))
+    e = len(_digits_text(a.numerator)) - len(_digits_text(a.denominator))
     while Fraction(10) ** e > a:
         e -= 1
     while Fraction(10) ** (e + 1) <= a:
