@@ -424,6 +424,7 @@ class Scaffolder:
 
 
 def _solution_program(title: str) -> str:
+    title = title.replace("\\", "\\\\").replace('"', '\\"')  # a docstring that compiles
     return (
         f'"""Solution program for: {title}.\n\n'
         "coursekit runs `solve()` in an isolated process and compares what it returns with the\n"
