@@ -409,3 +409,15 @@ def test_numbers_too_long_for_str_are_shown_not_crashed_on() -> None:
     assert verdicts["claim"].status == "ok", verdicts["claim"].message
     assert verdicts["number"].status == "false" and "e+8685" in verdicts["number"].message
     assert verdicts["quiz"].status == "false"
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])
+def test_non_finite_quiz_answer_margin_or_tolerance_is_an_error(bad: float) -> None:
+    """YAML reads `margin: 1e999` as infinity: a diagnostic, not an OverflowError."""
+    for answer, margin in ((bad, 0), (512, bad)):
+        r = check_quiz_answer(answer, margin, "512")
+        assert r.status == "error" and "cannot read quiz answer" in r.message
+    with pytest.raises(ClaimError, match="tolerance"):
+        Claim.from_mapping({"id": "c", "kind": "value", "expr": "T", "value": 1, "tolerance": bad})
+    claim = Claim.read({"id": "c", "kind": "value", "expr": "T", "value": 1, "tolerance": bad})
+    assert claim.error is not None and claim.error_field == "tolerance"

@@ -54,6 +54,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from math import inf
 from typing import TYPE_CHECKING, Any
 
 from coursekit.verify.expr import (
@@ -178,8 +179,8 @@ class Claim:
             kw["solutions"] = _texts(data["solutions"], "solutions")
         if data.get("tolerance") is not None:
             tol = data["tolerance"]
-            if isinstance(tol, bool) or not isinstance(tol, (int, float)) or tol < 0:
-                raise ClaimError("tolerance must be a non-negative number", "tolerance")
+            if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < inf:
+                raise ClaimError("tolerance must be a finite non-negative number", "tolerance")
             kw["tolerance"] = float(tol)
         if data.get("digits") is not None:
             dig = data["digits"]
@@ -462,7 +463,7 @@ def check_quiz_answer(
         a = Fraction(Decimal(str(answer)))
         m = Fraction(Decimal(str(margin)))
         v = parse_value_text(value) if isinstance(value, str) else Fraction(value)
-    except (ValueError, InvalidOperation, ZeroDivisionError):
+    except (ValueError, InvalidOperation, ZeroDivisionError, OverflowError):  # OverflowError: inf
         return CheckResult(
             "error", f"cannot read quiz answer {answer!r} (margin {margin!r}) as numbers"
         )
