@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 from pathlib import Path
@@ -107,34 +106,13 @@ def check_command(
         from coursekit.report.progress import TerminalProgress
 
         options["progress"] = TerminalProgress(sys.stderr)
-    color = sys.stdout.isatty()
-    if no_cache:
-        runs = store = None
-    else:  # the warm path: replay a run whose every input is unchanged, importing nothing else
-        from coursekit import cache
-
-        runs = cache.RunCache.for_check(project, paths, chosen, color, options)
-        hit = runs.lookup()
-        if hit is not None:
-            sys.stdout.write(hit[0])
-            sys.exit(hit[1])
-        store = cache.DiskStore(project.root)
-
     from coursekit.commands import check
-    from coursekit.report import REPORTERS
 
-    if chosen not in REPORTERS:
-        raise click.BadParameter(
-            f"'{chosen}' is not one of {', '.join(REPORTERS)}", param_hint="--format"
-        )
-    if runs is None:
-        sys.exit(check.run(project, paths, chosen, sys.stdout, color=color, options=options))
-    buffer = io.StringIO()
-    code = check.run(project, paths, chosen, buffer, color=color, options=options, store=store)
-    output = buffer.getvalue()
-    sys.stdout.write(output)
-    if code in (0, 1):  # never keep a run in which coursekit itself failed
-        runs.record(output, code)
+    color = sys.stdout.isatty()
+    try:
+        code = check.run_cached(project, paths, chosen, sys.stdout, color, options, not no_cache)
+    except check.UnknownFormat as exc:
+        raise click.BadParameter(str(exc), param_hint="--format") from None
     sys.exit(code)
 
 
