@@ -154,3 +154,10 @@ def test_equation_syntax_error_is_an_error_result() -> None:
     result = check_equation_latex(r"\frac{T}{", "ratio", CTX, name="ratio")
     assert result.status == "error"
     assert result.offset is not None
+
+
+@pytest.mark.parametrize("text", [r"\text{cost}_", r"\text{}_", r"x = \text{cost}_"])
+def test_label_with_a_dangling_subscript_is_a_syntax_error(text: str) -> None:
+    """Not an IndexError (which the worker reported as 'unproven: sympy failed')."""
+    with pytest.raises(FormulaError):
+        parse_latex_sides(text)

@@ -286,6 +286,8 @@ class _Parser:
                             j += 1
                             break
                     j += 1
+            elif self.toks[j].kind == "end":  # a dangling '_': let expr() say what is missing
+                return False
             else:
                 j += 1
         end = self.toks[j]
