@@ -184,3 +184,15 @@ def test_a_long_chain_of_formulas_does_not_exhaust_the_stack() -> None:
     trees, errors = parse_formulas(texts)
     assert not trees and "syntax" in errors[f"f{n:05d}"].message
     assert "f02999" in errors["f02998"].message and "has an error" in errors["f00000"].message
+
+
+def test_python_syntax_warnings_do_not_leak_to_the_terminal() -> None:
+    """ast.parse warns on `1if x` ("invalid decimal literal"): nothing of it may be printed."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(FormulaError):
+            parse_formula("1if x")
+        parse_formula("x*1")
+    assert caught == []

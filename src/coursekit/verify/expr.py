@@ -25,6 +25,7 @@ Declared formulas may use each other; :func:`expand` substitutes them (detecting
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -284,7 +285,9 @@ def parse_formula(text: str, *, limits: Limits = DEFAULT_LIMITS, source: str | N
     if not stripped.strip():
         raise FormulaError("empty formula", 0, text, source)
     try:
-        tree = ast.parse(stripped, mode="eval")
+        with warnings.catch_warnings():  # "invalid decimal literal" and the like: not printed
+            warnings.simplefilter("ignore")
+            tree = ast.parse(stripped, mode="eval")
     except SyntaxError as exc:
         col = (exc.offset or 1) - 1
         raise FormulaError(
