@@ -35,6 +35,7 @@ class ConfigError(Exception):
 @dataclass(frozen=True)
 class Limits:
     sympy_seconds: float = 5.0
+    sympy_memory_mb: int = 2048
     exec_seconds: float = 10.0
     exec_memory_mb: int = 1024
     exec_output_kb: int = 1024
@@ -56,11 +57,12 @@ class Config:
 
 _LIMIT_KEYS = {
     "sympy-seconds": "sympy_seconds",
+    "sympy-memory-mb": "sympy_memory_mb",
     "exec-seconds": "exec_seconds",
     "exec-memory-mb": "exec_memory_mb",
     "exec-output-kb": "exec_output_kb",
 }
-_INT_LIMITS = {"exec_memory_mb", "exec_output_kb"}
+_INT_LIMITS = {"sympy_memory_mb", "exec_memory_mb", "exec_output_kb"}
 _KEYS = {"course", "select", "ignore", "per-file-ignores", "limits", "output-format", *_LIMIT_KEYS}
 _FORMATS = ("text", "json", "github", "sarif")
 

@@ -189,6 +189,18 @@ def test_timeout(tiny_course: Path) -> None:
     assert "claim 'slow': timed out after 0.5 s" in [f.message for f in found]
 
 
+def test_a_claim_that_eats_memory_stops_at_its_limit(tiny_course: Path) -> None:
+    # 2**(9**999) is refused as a constant on its own, but not once it hides behind a name
+    hungry = (
+        "  big: 9**999\n  huge: 2**big\nclaims:\n"
+        '  - {id: hungry, kind: identity, lhs: huge, rhs: "huge + 1"}\n'
+    )
+    write_lesson(tiny_course, FRONT.replace("claims:\n", hungry, 1))
+    config = Config(limits=Limits(sympy_seconds=20, sympy_memory_mb=400))
+    messages = [f.message for f in findings(tiny_course, "CK805", config)]
+    assert "claim 'hungry' could not be proven: ran out of memory" in messages
+
+
 def test_invalid_claim(tiny_course: Path) -> None:
     write_lesson(tiny_course, FRONT.replace("    value: 26214400\n", ""))
     (found,) = findings(tiny_course, "CK807")

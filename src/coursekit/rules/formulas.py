@@ -127,13 +127,14 @@ def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
         ],
     )
     timeout = float(ctx.config.limits.sympy_seconds)
-    key = f"{spec.fingerprint()}:{timeout:g}"
+    memory_mb = int(ctx.config.limits.sympy_memory_mb)
+    key = f"{spec.fingerprint()}:{timeout:g}:{memory_mb}"
     cached = ctx.store.get(NAMESPACE, key)
     verdicts: list[Any]
     if isinstance(cached, list):
         verdicts = [Verdict.from_json(v) for v in cached]
     else:
-        verdicts = verify_document(spec, timeout)
+        verdicts = verify_document(spec, timeout, memory_mb=memory_mb)
         if not any(v.status == "timeout" for v in verdicts):  # a slow machine is not a fact
             ctx.store.put(NAMESPACE, key, [v.to_json() for v in verdicts])
     return LessonMaths(lesson, equations, numbers, quiz, verdicts)
