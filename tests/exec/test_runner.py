@@ -441,3 +441,18 @@ def test_forged_result_frame_is_a_clean_crash_and_the_server_lives_on(
         assert "could not be read" in outcome.message, outcome.message
         assert pool._servers[0].hello == hello  # the same server: it did not die
         assert run(pool, "def solve():\n    return 'still serving'\n").value == "still serving"
+
+
+@pytest.mark.parametrize("ending", ["close", "kill"])
+def test_a_server_leaves_no_job_folders_behind(ending: str) -> None:
+    from coursekit.exec.runner import _Server
+
+    server = _Server(sys.executable, "auto")
+    server.wait_hello()
+    workdirs = Path(server.workdirs)
+    assert workdirs.is_dir()
+    reply = server.execute(Job("k", "def solve():\n    return 1\n", "p.py"), Limits())
+    assert reply is not None and reply.get("status") == "ok"
+    # the server has forked its next worker already: a killed server leaves that folder
+    getattr(server, ending)()
+    assert not workdirs.exists()

@@ -485,7 +485,9 @@ class Spare:
     def __init__(self, mode: str) -> None:
         self.mode = mode
         self.uid = UID_LOW + secrets.randbelow(UID_SPAN)
-        self.workdir = tempfile.mkdtemp(prefix="coursekit-exec-")
+        # Inside the folder the parent made for this server: if the server is killed before it
+        # can clean up, the parent removes the whole folder.
+        self.workdir = tempfile.mkdtemp(prefix="job-", dir=WORKDIRS)
         if mode == "setuid":
             os.chown(self.workdir, self.uid, self.uid)
         out_r, out_w = os.pipe()
@@ -723,10 +725,15 @@ def probe(mode: str) -> str:
     return "basic"
 
 
+WORKDIRS: str | None = None  # where job folders are made (None: the system's temp folder)
+
+
 def main(argv: list[str]) -> int:
+    global WORKDIRS
     mode = "auto"
-    if len(argv) >= 2 and argv[0] == "--sandbox":
-        mode = argv[1]
+    options = dict(zip(argv[::2], argv[1::2], strict=False))
+    mode = options.get("--sandbox", mode)
+    WORKDIRS = options.get("--workdirs")
     proto_in = os.dup(0)
     proto_out = os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)

@@ -11,9 +11,11 @@ import json
 import os
 import queue
 import select
+import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -67,8 +69,13 @@ class _Server:
     """One fork server process and its framed pipe."""
 
     def __init__(self, python: str, sandbox: str) -> None:
+        # The server makes each job's folder in here; whatever a killed server leaves behind,
+        # `_remove_workdirs` takes away. Others may traverse it (a sandboxed uid must reach its
+        # own folder) but not list it.
+        self.workdirs = tempfile.mkdtemp(prefix="coursekit-exec-")
+        os.chmod(self.workdirs, 0o711)
         self.proc = subprocess.Popen(
-            [python, "-I", str(SERVER_SCRIPT), "--sandbox", sandbox],
+            [python, "-I", str(SERVER_SCRIPT), "--sandbox", sandbox, "--workdirs", self.workdirs],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if os.environ.get("COURSEKIT_EXEC_DEBUG") else subprocess.DEVNULL,
@@ -153,6 +160,7 @@ class _Server:
             self.proc.kill()
         self.proc.wait()
         self._close_pipes()
+        self._remove_workdirs()
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -163,6 +171,10 @@ class _Server:
                 self.proc.kill()
                 self.proc.wait()
         self._close_pipes()
+        self._remove_workdirs()
+
+    def _remove_workdirs(self) -> None:
+        shutil.rmtree(self.workdirs, ignore_errors=True)
 
     def _close_pipes(self) -> None:
         for stream in (self.proc.stdin, self.proc.stdout):
