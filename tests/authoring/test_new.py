@@ -251,3 +251,14 @@ def test_usage_problems_exit_2_and_write_nothing(project_dir: Path, args: list[s
     code, out = run(*args)
     assert code == 2, out
     assert snapshot(project_dir) == before
+
+
+def test_a_title_that_names_a_planned_item_says_how_to_write_it(project_dir: Path) -> None:
+    before = snapshot(project_dir)
+    code, out = run(
+        "new", "lesson", "--chapter", "II.2", "--title", "Masks", "--strand", "mathematics"
+    )
+    assert code == 2
+    assert "'masks' is already a planned item of II.2" in out
+    assert "coursekit new lesson --chapter II.2 --id masks" in out
+    assert snapshot(project_dir) == before

@@ -295,6 +295,11 @@ class Scaffolder:
             raise ScaffoldError("a lesson needs --title (or --id of a planned item)")
         lesson_id = self._slug(title, slug)
         if planned_index is None and any(item.id == lesson_id for item in manifest.items):
+            if any(item.planned == lesson_id for item in manifest.items):
+                raise ScaffoldError(
+                    f"'{lesson_id}' is already a planned item of {chapter_id}; write it with "
+                    f"`coursekit new lesson --chapter {chapter_id} --id {lesson_id}`"
+                )
             raise ScaffoldError(f"'{lesson_id}' is already an item of {chapter_id}")
         strands = [s.id for s in self.course.manifest.strands] if self.course.manifest else []
         if strand is None:
