@@ -44,6 +44,17 @@ def _short(count: Count, what: str) -> str:
     return f"{count.written}/{count.required} {what}, owes {count.owed}"
 
 
+def _deficits(ctx: Context, count: str, key: str, what: str) -> Iterator[Finding]:
+    """One finding per published chapter short of `count`, on the manifest's `key`."""
+    for chapter, owed in _published(ctx):
+        short: Count = getattr(owed, count)
+        if short.owed:
+            yield Finding(
+                chapter.manifest.key_loc(key),
+                f"published {chapter.id} at {owed.maturity} has {_short(short, what)}",
+            )
+
+
 @rule("CK701", "published-strand-owed")
 def published_strand_owed(ctx: Context) -> Iterator[Finding]:
     """A published chapter has fewer written lessons in a strand than its maturity requires.
@@ -83,13 +94,7 @@ def published_problems_owed(ctx: Context) -> Iterator[Finding]:
         status: published
         problems: [cost-at-fifty, cost-at-a-thousand, crossing]
     """
-    for chapter, owed in _published(ctx):
-        if owed.problems.owed:
-            yield Finding(
-                chapter.manifest.key_loc("problems"),
-                f"published {chapter.id} at {owed.maturity} has "
-                f"{_short(owed.problems, 'worked problems')}",
-            )
+    yield from _deficits(ctx, "problems", "problems", "worked problems")
 
 
 @rule("CK703", "published-variants-owed")
@@ -104,13 +109,7 @@ def published_variants_owed(ctx: Context) -> Iterator[Finding]:
     Passes:
         # variants cost-count, crossing and ratio
     """
-    for chapter, owed in _published(ctx):
-        if owed.variants.owed:
-            yield Finding(
-                chapter.manifest.key_loc("problems"),
-                f"published {chapter.id} at {owed.maturity} has "
-                f"{_short(owed.variants, 'distinct problem variants')}",
-            )
+    yield from _deficits(ctx, "variants", "problems", "distinct problem variants")
 
 
 @rule("CK704", "published-exercises-owed")
@@ -126,13 +125,7 @@ def published_exercises_owed(ctx: Context) -> Iterator[Finding]:
         status: draft
         exercises: [row-sums]
     """
-    for chapter, owed in _published(ctx):
-        if owed.exercises.owed:
-            yield Finding(
-                chapter.manifest.key_loc("exercises"),
-                f"published {chapter.id} at {owed.maturity} has "
-                f"{_short(owed.exercises, 'exercises')}",
-            )
+    yield from _deficits(ctx, "exercises", "exercises", "exercises")
 
 
 @rule("CK705", "published-apparatus-planned")
