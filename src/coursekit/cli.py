@@ -69,6 +69,10 @@ def main() -> None:
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "output_format", default=None, help="text | json | github | sarif")
+@click.option(
+    "--select", default=None, help="Only these rules: codes, prefixes or names (CK3,CK801)."
+)
+@click.option("--ignore", default=None, help="Skip these rules too: codes, prefixes or names.")
 @click.option("--no-exec", is_flag=True, help="Do not run worked-problem programs.")
 @click.option(
     "--structural",
@@ -87,6 +91,8 @@ def main() -> None:
 def check_command(
     paths: tuple[Path, ...],
     output_format: str | None,
+    select: str | None,
+    ignore: str | None,
     no_exec: bool,
     structural: bool,
     no_cache: bool,
@@ -95,6 +101,15 @@ def check_command(
 ) -> None:
     """Check the course. PATHS narrow what is reported; every rule still sees the whole tree."""
     project = _project(course)
+    if select is not None or ignore is not None:
+        from dataclasses import replace
+
+        from coursekit.config import with_selection
+
+        try:
+            project = replace(project, config=with_selection(project.config, select, ignore))
+        except ConfigError as exc:
+            raise click.UsageError(str(exc)) from None
     chosen = output_format or _default_format(project)
     options: dict[str, object] = {
         "exec": not (no_exec or structural),

@@ -23,7 +23,7 @@ import difflib
 import math
 import tomllib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -159,6 +159,22 @@ def _limits(table: dict[str, Any], where: str) -> Limits:
         else:
             values[name] = float(raw)
     return Limits(**values)  # type: ignore[arg-type]
+
+
+def with_selection(config: Config, select: str | None, ignore: str | None) -> Config:
+    """The configuration with `--select` (replacing) and `--ignore` (adding) from the command line.
+
+    Both are comma-separated codes, prefixes or names, checked like the configuration's own.
+    """
+    chosen = config
+    if select is not None:
+        items = [part for part in select.split(",") if part.strip()]
+        chosen = replace(chosen, select=_selector_list(items, "--select", _registry_selector))
+    if ignore is not None:
+        items = [part for part in ignore.split(",") if part.strip()]
+        more = _selector_list(items, "--ignore", _registry_selector)
+        chosen = replace(chosen, ignore=chosen.ignore + more)
+    return chosen
 
 
 def _selectors(table: dict[str, Any], key: str, where: str, known: Known) -> tuple[str, ...]:

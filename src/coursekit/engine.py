@@ -18,6 +18,9 @@ from coursekit.rules import REGISTRY, Context, Rule
 from coursekit.rules.base import MemoryStore, ResultStore
 
 INTERNAL_ERROR = "CK000"
+# A document that does not load is not checked at all: like ruff's syntax errors, these are
+# reported whatever `select`/`ignore` say, so a selection can never hide unchecked content.
+UNSKIPPABLE = frozenset({"CK101", "CK102", "CK103", "CK104", "CK105"})
 
 
 @dataclass
@@ -111,7 +114,9 @@ def check(
         for d in loaded.diagnostics
     ]
     diagnostics = [
-        d for d in diagnostics if d.code not in names or enabled(names[d.code], project.config)
+        d
+        for d in diagnostics
+        if d.code in UNSKIPPABLE or d.code not in names or enabled(names[d.code], project.config)
     ]
     diagnostics += run_rules(ctx)
     diagnostics = suppress.apply(diagnostics, loaded.course.texts, project.config)

@@ -179,3 +179,23 @@ def test_a_crashing_rule_is_reported_and_exits_2(
     assert code == 2
     assert "CK000 rule CK999/explodes crashed: RuntimeError: boom" in out
     assert "Traceback" not in out
+
+
+def test_select_and_ignore_on_the_command_line(tiny_course: Path) -> None:
+    chapter = tiny_course / "I/1-first/chapter.yaml"
+    chapter.write_text(chapter.read_text().replace("maturity: M0", "maturity: M9"))
+    code, out = run(["check", "--format", "json"], tiny_course.parent)
+    assert code == 1 and "CK111" in out
+    code, out = run(["check", "--format", "json", "--ignore", "unknown-name"], tiny_course.parent)
+    assert (code, json.loads(out)["diagnostics"]) == (0, [])
+    code, out = run(["check", "--format", "json", "--select", "CK3"], tiny_course.parent)
+    assert (code, json.loads(out)["diagnostics"]) == (0, [])
+    code, out = run(["check", "--select", "CK999"], tiny_course.parent)
+    assert code == 2 and "'CK999' matches no rule" in out
+
+
+def test_a_file_that_does_not_load_is_reported_whatever_the_selection(tiny_course: Path) -> None:
+    break_chapter(tiny_course)
+    code, out = run(["check", "--format", "json", "--select", "CK8"], tiny_course.parent)
+    assert code == 1
+    assert [d["code"] for d in json.loads(out)["diagnostics"]] == ["CK101"]
