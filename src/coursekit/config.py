@@ -54,6 +54,21 @@ class Config:
     def fingerprint(self) -> str:
         return repr(self)
 
+    def selects(self, code: str, name: str) -> bool:
+        """Whether `select` and `ignore` let the rule `code`/`name` run."""
+        if self.select and not any(selector_matches(code, name, s) for s in self.select):
+            return False
+        return not any(selector_matches(code, name, s) for s in self.ignore)
+
+
+def selector_matches(code: str, name: str, selector: str) -> bool:
+    """A selector names a code (CK301), a code prefix (CK3) or a rule name (yaml-syntax).
+
+    The one definition, shared by the engine, suppressions, the config's own validation and
+    `coursekit explain`.
+    """
+    return code.startswith(selector.upper()) or name == selector
+
 
 _LIMIT_KEYS = {
     "sympy-seconds": "sympy_seconds",
@@ -203,8 +218,7 @@ def _registry_selector(selector: str) -> bool:
     """Matched the way the engine matches: a code, a code prefix, or a rule's name."""
     from coursekit.rules import REGISTRY
 
-    upper = selector.upper()
-    return any(rule.code.startswith(upper) or rule.name == selector for rule in REGISTRY.values())
+    return any(selector_matches(rule.code, rule.name, selector) for rule in REGISTRY.values())
 
 
 def _formats() -> list[str]:

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from coursekit import suppress
-from coursekit.config import Config
 from coursekit.diagnostics import Diagnostic
 from coursekit.load import load_course
 from coursekit.model.base import Location
 from coursekit.model.tree import Course
 from coursekit.project import Project
-from coursekit.rules import REGISTRY, Context, Rule
+from coursekit.rules import REGISTRY, Context
 from coursekit.rules.base import MemoryStore, ResultStore
 
 INTERNAL_ERROR = "CK000"
@@ -41,20 +40,10 @@ class CheckResult:
         return any(d.code == INTERNAL_ERROR for d in self.diagnostics)
 
 
-def _matches(code: str, name: str, selectors: Iterable[str]) -> bool:
-    return any(code.startswith(s.upper()) or name == s for s in selectors)
-
-
-def enabled(rule: Rule, config: Config) -> bool:
-    if config.select and not _matches(rule.code, rule.name, config.select):
-        return False
-    return not _matches(rule.code, rule.name, config.ignore)
-
-
 def run_rules(ctx: Context) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for rule in REGISTRY.values():
-        if rule.check is None or not enabled(rule, ctx.config):
+        if rule.check is None or not ctx.config.selects(rule.code, rule.name):
             continue
         try:
             for finding in rule.check(ctx):
@@ -108,15 +97,12 @@ def check(
         store=store,
         options=dict(options or {}),
     )
-    names = {rule.code: rule for rule in REGISTRY.values()}
+    # The loader knows codes, not the registry: name its diagnostics here.
     diagnostics = [
-        d if d.name else d.at_named(names[d.code].name if d.code in names else "")
-        for d in loaded.diagnostics
+        d.at_named(REGISTRY[d.code].name) if d.code in REGISTRY else d for d in loaded.diagnostics
     ]
     diagnostics = [
-        d
-        for d in diagnostics
-        if d.code in UNSKIPPABLE or d.code not in names or enabled(names[d.code], project.config)
+        d for d in diagnostics if d.code in UNSKIPPABLE or project.config.selects(d.code, d.name)
     ]
     diagnostics += run_rules(ctx)
     diagnostics = suppress.apply(diagnostics, loaded.course.texts, project.config)

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from coursekit.authoring.yamledit import comment_start
-from coursekit.config import Config
+from coursekit.config import Config, selector_matches
 from coursekit.diagnostics import Diagnostic, Severity
 
 UNUSED = "CK001"
@@ -53,13 +53,9 @@ class Suppression:
         if diagnostic.path != self.path or not self.first <= diagnostic.line <= self.last:
             return None
         for selector in self.selectors:
-            if _matches(diagnostic.code, diagnostic.name, selector):
+            if selector_matches(diagnostic.code, diagnostic.name, selector):
                 return selector
         return None
-
-
-def _matches(code: str, name: str, selector: str) -> bool:
-    return code.startswith(selector.upper()) or name == selector
 
 
 def _rules() -> list[tuple[str, str]]:
@@ -73,12 +69,6 @@ def _rule_name(code: str) -> str:
 
     rule = REGISTRY.get(code)
     return rule.name if rule else ""
-
-
-def _enabled(code: str, name: str, config: Config) -> bool:
-    if config.select and not any(_matches(code, name, s) for s in config.select):
-        return False
-    return not any(_matches(code, name, s) for s in config.ignore)
 
 
 # Parsing ------------------------------------------------------------------------------------
@@ -182,7 +172,7 @@ def _selectors(
     if not names:
         return (), f"'{kind}' must name what it ignores, e.g. {kind}[CK301]"
     for name in names:
-        if not any(_matches(code, rule, name) for code, rule in known):
+        if not any(selector_matches(code, rule, name) for code, rule in known):
             return (), f"'{name}' matches no rule (see `coursekit rules`)"
     return tuple(names), None
 
@@ -229,7 +219,7 @@ def _block_end(lines: list[str], start: int) -> int:
 def per_file_ignored(diagnostic: Diagnostic, config: Config) -> bool:
     for pattern, selectors in config.per_file_ignores.items():
         if fnmatch.fnmatch(diagnostic.path, pattern) and any(
-            _matches(diagnostic.code, diagnostic.name, s) for s in selectors
+            selector_matches(diagnostic.code, diagnostic.name, s) for s in selectors
         ):
             return True
     return False
@@ -267,7 +257,7 @@ def apply(
         for selector in suppression.selectors:
             if selector in suppression.used:
                 continue
-            if not any(_matches(c, n, selector) and _enabled(c, n, config) for c, n in rules):
+            if not any(selector_matches(c, n, selector) and config.selects(c, n) for c, n in rules):
                 continue  # nothing it names runs: it cannot be judged
             extra.append(
                 Diagnostic(
@@ -283,7 +273,7 @@ def apply(
                 )
             )
     for diagnostic in extra:
-        if _enabled(diagnostic.code, diagnostic.name, config) and not per_file_ignored(
+        if config.selects(diagnostic.code, diagnostic.name) and not per_file_ignored(
             diagnostic, config
         ):
             kept.append(diagnostic)

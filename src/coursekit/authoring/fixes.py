@@ -299,7 +299,6 @@ def fixer_switch(config: Config) -> Callable[[str], bool]:
 
     A fix whose rule is not registered (yet) runs: the fix is safe on its own.
     """
-    from coursekit.engine import enabled
     from coursekit.rules import REGISTRY
 
     def switch(fixer: str) -> bool:
@@ -309,6 +308,6 @@ def fixer_switch(config: Config) -> Callable[[str], bool]:
             for rule in REGISTRY.values()
             if rule.name == fixer or (rule.fixable and (rule.family == fixer or stem in rule.name))
         ]
-        return not rules or any(enabled(rule, config) for rule in rules)
+        return not rules or any(config.selects(rule.code, rule.name) for rule in rules)
 
     return switch

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from coursekit.config import selector_matches
 from coursekit.diagnostics import Severity
 from coursekit.model.base import Location
 from coursekit.model.tree import Course
@@ -143,9 +144,8 @@ def _add(
 def lookup(selector: str) -> list[Rule]:
     """Rules matching a code ('CK301'), a prefix ('CK3'), or a name ('apparatus-unresolved')."""
     wanted = selector.strip()
-    upper = wanted.upper()
     return [
         rule
         for rule in REGISTRY.values()
-        if rule.code.startswith(upper) or rule.name == wanted or rule.family == wanted
+        if selector_matches(rule.code, rule.name, wanted) or rule.family == wanted
     ]
