@@ -19,13 +19,14 @@ positive) is a `ConfigError`: the command line reports it as a usage error (exit
 
 from __future__ import annotations
 
-import difflib
 import math
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from coursekit.hints import did_you_mean
 
 
 class ConfigError(Exception):
@@ -146,8 +147,7 @@ def _no_unknown(table: dict[str, Any], allowed: Iterable[str], where: str) -> No
     allowed = sorted(allowed)
     for key in table:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
-            hint = f"; did you mean '{close[0]}'?" if close else f" (known: {', '.join(allowed)})"
+            hint = did_you_mean(str(key), allowed, otherwise=f" (known: {', '.join(allowed)})")
             raise ConfigError(f"{where}: unknown key '{key}'{hint}")
 
 

@@ -6,11 +6,11 @@ that owes). Exit 2 only for a usage error, such as an unknown `--chapter`.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Sequence
 from typing import TextIO
 
+from coursekit.hints import did_you_mean
 from coursekit.load import load_course
 from coursekit.owed import ChapterOwed, Count, CourseOwed, course_owed
 from coursekit.project import Project
@@ -26,8 +26,7 @@ def run(project: Project, output_format: str, chapters: Sequence[str], out: Text
     course = load_course(project.course_dir, project.root).course
     for wanted in chapters:
         if wanted not in course.chapters:
-            close = difflib.get_close_matches(wanted, sorted(course.chapters), n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
+            hint = did_you_mean(wanted, sorted(course.chapters))
             out.write(f"coursekit owed: no chapter '{wanted}'{hint}\n")
             return 2
     owed = course_owed(course, chapter_ids=list(chapters) or None)

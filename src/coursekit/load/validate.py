@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from collections.abc import Iterator
@@ -11,6 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from coursekit.diagnostics import Diagnostic
+from coursekit.hints import did_you_mean
 from coursekit.load import codes
 from coursekit.model.base import Node, Source
 
@@ -45,12 +45,8 @@ def _diagnostics(kind: type[Node], exc: ValidationError, source: Source) -> Iter
         if etype == "extra_forbidden":
             key = str(loc[-1])
             allowed = _fields_at(kind, loc[:-1])
-            hint = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-            message = f"unknown key '{key}'"
-            if hint:
-                message += f"; did you mean '{hint[0]}'?"
-            elif allowed:
-                message += f" (allowed here: {', '.join(sorted(allowed))})"
+            listed = f" (allowed here: {', '.join(sorted(allowed))})" if allowed else ""
+            message = f"unknown key '{key}'" + did_you_mean(key, allowed, otherwise=listed)
             yield Diagnostic.at(source.key_at(loc), codes.UNKNOWN_KEY, message)
         elif etype == "missing":
             parent = ".".join(str(part) for part in loc[:-1])

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from coursekit.diagnostics import Severity
+from coursekit.hints import did_you_mean
 from coursekit.model.documents import ApparatusEntry
 from coursekit.model.tree import Course
 from coursekit.rules.base import Context, Finding, rule
@@ -21,11 +21,6 @@ def book0_entries(course: Course) -> dict[str, ApparatusEntry]:
     for entry in book.manifest.apparatus:
         entries.setdefault(entry.id, entry)
     return entries
-
-
-def did_you_mean(value: str, known: list[str], cutoff: float = 0.6) -> str:
-    close = difflib.get_close_matches(value, known, n=1, cutoff=cutoff)
-    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def book0_paths(course: Course) -> tuple[str, ...]:

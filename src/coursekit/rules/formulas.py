@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coursekit.diagnostics import Severity
+from coursekit.hints import did_you_mean
 from coursekit.model.base import Location, Node
 from coursekit.model.tree import Course, Lesson
 from coursekit.rules.base import Context, Finding, rule
@@ -437,7 +438,7 @@ def claim_unknown(ctx: Context) -> Iterator[Finding]:
         for v in maths.verdicts:
             if v.status != "missing":
                 continue
-            hint = _did_you_mean(v.key, known)
+            hint = did_you_mean(v.key, known)
             if v.subject == "number":
                 number = maths.numbers[v.index]
                 yield Finding(
@@ -450,13 +451,6 @@ def claim_unknown(ctx: Context) -> Iterator[Finding]:
                     meta.loc("quiz", q, "claim"),
                     f"quiz question {q + 1} cites claim '{v.key}', which this lesson does not declare{hint}",
                 )
-
-
-def _did_you_mean(value: str, known: list[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(value, known, n=1, cutoff=0.6)
-    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 @rule("CK810", "formula-not-shown", Severity.WARNING)
@@ -506,7 +500,7 @@ def equation_unknown(ctx: Context) -> Iterator[Finding]:
                 yield Finding(
                     maths.lesson.body_loc(eq.label_offset),
                     f"equation label 'eq:{eq.label}' names no declared formula"
-                    + _did_you_mean(eq.label, known),
+                    + did_you_mean(eq.label, known),
                 )
 
 

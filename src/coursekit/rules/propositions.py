@@ -6,12 +6,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from coursekit.hints import did_you_mean
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._links import links, mentions
 from coursekit.rules._sequence import breaks
 from coursekit.rules._texts import chapter_texts
-from coursekit.rules.apparatus import did_you_mean
 from coursekit.rules.base import Context, Finding, rule
 
 _PROP_TARGET = re.compile(r"^(?:(?P<chapter>[^/]+)/)?(?P<number>[0-9]+)$")

@@ -7,12 +7,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from coursekit.hints import did_you_mean
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._links import COURSE_SCHEMES, WEB_SCHEMES, links
 from coursekit.rules._sequence import breaks
 from coursekit.rules._texts import chapter_texts
-from coursekit.rules.apparatus import book0_entries, book0_paths, did_you_mean
+from coursekit.rules.apparatus import book0_entries, book0_paths
 from coursekit.rules.base import Context, Finding, rule
 
 

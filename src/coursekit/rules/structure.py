@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from coursekit.diagnostics import Severity
+from coursekit.hints import did_you_mean
 from coursekit.load import codes
 from coursekit.model.base import Location, Node
 from coursekit.rules.base import Context, Finding, documented, rule
@@ -328,7 +329,6 @@ def unknown_name(ctx: Context) -> Iterator[Finding]:
     Passes:
         maturity: M2
     """
-    import difflib
 
     course = ctx.course
     if course.manifest is None:
@@ -337,8 +337,7 @@ def unknown_name(ctx: Context) -> Iterator[Finding]:
     levels = [level.id for level in course.manifest.maturity]
 
     def unknown(kind: str, value: str, known: list[str], where: Location) -> Finding:
-        close = difflib.get_close_matches(value, known, n=1, cutoff=0.5)
-        hint = f"; did you mean '{close[0]}'?" if close else f" (known: {', '.join(known)})"
+        hint = did_you_mean(value, known, cutoff=0.5, otherwise=f" (known: {', '.join(known)})")
         return Finding(where, f"unknown {kind} '{value}'{hint}")
 
     for index, level in enumerate(course.manifest.maturity):
