@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import coursekit
+from coursekit.project import relative_paths
 
 CACHE_DIR = ".coursekit_cache"
 FORMAT = "v1"  # bump when the layout or any entry's shape changes
@@ -571,15 +572,3 @@ def run_settings(
         },
         "config": config_fingerprint,
     }
-
-
-def relative_paths(project_root: Path, paths: Sequence[Path]) -> list[str]:
-    """Command-line paths as the engine sees them (project-relative POSIX strings)."""
-    result: list[str] = []
-    for path in paths:
-        absolute = path.absolute()
-        try:
-            result.append(absolute.relative_to(project_root).as_posix())
-        except ValueError:
-            result.append(absolute.as_posix())
-    return result

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from coursekit import suppress
@@ -108,15 +107,3 @@ def check(
     diagnostics = suppress.apply(diagnostics, loaded.course.texts, project.config)
     diagnostics = sorted(set(narrow(diagnostics, paths)))
     return CheckResult(course=loaded.course, diagnostics=diagnostics)
-
-
-def relative_paths(project: Project, paths: Sequence[Path]) -> list[str]:
-    """Command-line paths as project-relative POSIX strings."""
-    result: list[str] = []
-    for path in paths:
-        absolute = path.absolute()
-        try:
-            result.append(absolute.relative_to(project.root).as_posix())
-        except ValueError:
-            result.append(absolute.as_posix())
-    return result

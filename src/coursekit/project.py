@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,3 +38,15 @@ def find_project(start: Path, course: Path | None = None) -> Project:
         f"no course found from {start}: expected a folder 'course/' with course.yaml "
         "(or pass --course DIR)"
     )
+
+
+def relative_paths(root: Path, paths: Sequence[Path]) -> list[str]:
+    """Command-line paths as the engine reports them: project-relative POSIX strings."""
+    result: list[str] = []
+    for path in paths:
+        absolute = path.absolute()
+        try:
+            result.append(absolute.relative_to(root).as_posix())
+        except ValueError:
+            result.append(absolute.as_posix())
+    return result

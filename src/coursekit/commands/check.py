@@ -68,10 +68,11 @@ def run(
     store: ResultStore | None = None,
 ) -> int:
     """Load, run the rules, report; the exit code (2 when a rule crashed)."""
-    from coursekit.engine import check, relative_paths
+    from coursekit.engine import check
+    from coursekit.project import relative_paths
     from coursekit.report import REPORTERS, Report
 
-    result = check(project, relative_paths(project, paths), options=options, store=store)
+    result = check(project, relative_paths(project.root, paths), options=options, store=store)
     report = Report(diagnostics=result.diagnostics, sources=result.course.texts, color=color)
     out.write(REPORTERS[output_format](report))
     if result.crashed:

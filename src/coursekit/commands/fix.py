@@ -12,13 +12,13 @@ from typing import TextIO
 
 from coursekit.authoring.changes import ChangeError
 from coursekit.authoring.fixes import Fixer, fixer_switch
-from coursekit.engine import check, relative_paths
+from coursekit.engine import check
 from coursekit.load import load_course
-from coursekit.project import Project
+from coursekit.project import Project, relative_paths
 
 
 def run(project: Project, paths: Sequence[Path], show_diff: bool, out: TextIO) -> int:
-    rel = relative_paths(project, paths)
+    rel = relative_paths(project.root, paths)
     loaded = load_course(project.course_dir, project.root)
     fixer = Fixer(project.root, loaded, project.config, rel, fixer_switch(project.config))
     changes = fixer.run()
