@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from coursekit.hints import did_you_mean
 from coursekit.latex_symbols import mask_code
+from coursekit.model.tree import Course
 
 # The target stops at whitespace, so a link title (`(fig:2 "Fig. 2")`) is left out.
 _LINK = re.compile(r"(?<!!)\[(?P<text>(?:[^\[\]]|\[[^\]]*\])*)\]\((?P<target>[^)\s]+)[^)]*\)")
@@ -62,3 +64,16 @@ def mentions(text: str, skip: list[tuple[int, int]]) -> Iterator[Mention]:
         if any(start <= match.start() < end for start, end in skip):
             continue
         yield Mention(match.group("chapter"), int(match.group("number")), match.start())
+
+
+def known_chapters(course: Course) -> list[str]:
+    """Chapters a reference may name: those the books list, and those that loaded."""
+    listed = {cid for book in course.books.values() for cid in book.manifest.chapters}
+    return sorted(listed | set(course.chapters))
+
+
+def no_such_chapter(course: Course, shown: str, chapter_id: str) -> str:
+    """The message for a reference into a chapter that does not exist."""
+    return f"'{shown}' points into chapter '{chapter_id}', which does not exist" + did_you_mean(
+        chapter_id, known_chapters(course)
+    )

@@ -6,10 +6,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from coursekit.hints import did_you_mean
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
-from coursekit.rules._links import links, mentions
+from coursekit.rules._links import links, mentions, no_such_chapter
 from coursekit.rules._sequence import breaks
 from coursekit.rules._texts import chapter_texts
 from coursekit.rules.base import Context, Finding, rule
@@ -194,9 +193,7 @@ def proposition_unresolved(ctx: Context) -> Iterator[Finding]:
 def _unresolved(course: Course, chapter_id: str, number: int, shown: str) -> str | None:
     target = course.chapters.get(chapter_id)
     if target is None:
-        return f"'{shown}' points into chapter '{chapter_id}', which does not exist" + (
-            did_you_mean(chapter_id, sorted(course.chapters))
-        )
+        return no_such_chapter(course, shown, chapter_id)
     numbers = [p.number for p in target.manifest.propositions]
     if number in numbers:
         return None

@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from coursekit.hints import did_you_mean
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
-from coursekit.rules._links import COURSE_SCHEMES, WEB_SCHEMES, links
+from coursekit.rules._links import (
+    COURSE_SCHEMES,
+    WEB_SCHEMES,
+    known_chapters,
+    links,
+    no_such_chapter,
+)
 from coursekit.rules._sequence import breaks
 from coursekit.rules._texts import chapter_texts
 from coursekit.rules.apparatus import book0_entries, book0_paths
@@ -42,11 +48,6 @@ def _split(rest: str, chapter: Chapter) -> tuple[str, str]:
     return (head, tail) if slash else (chapter.id, rest)
 
 
-def _known_chapters(course: Course) -> list[str]:
-    listed = {cid for book in course.books.values() for cid in book.manifest.chapters}
-    return sorted(listed | set(course.chapters))
-
-
 @rule("CK501", "lesson-ref-unresolved")
 def lesson_ref_unresolved(ctx: Context) -> Iterator[Finding]:
     """A link to a lesson that its chapter neither has nor plans.
@@ -64,11 +65,7 @@ def lesson_ref_unresolved(ctx: Context) -> Iterator[Finding]:
         chapter_id, item_id = _split(link.rest, link.chapter)
         target = course.chapters.get(chapter_id)
         if target is None:
-            yield Finding(
-                link.location,
-                f"'{link.target}' points into chapter '{chapter_id}', which does not exist"
-                + did_you_mean(chapter_id, _known_chapters(course)),
-            )
+            yield Finding(link.location, no_such_chapter(course, link.target, chapter_id))
             continue
         items = [item.id for item in target.manifest.items]
         if item_id not in items:
@@ -89,7 +86,7 @@ def chapter_ref_unresolved(ctx: Context) -> Iterator[Finding]:
     Passes:
         [Chapter I.4](chapter:I.4)
     """
-    known = _known_chapters(ctx.course)
+    known = known_chapters(ctx.course)
     for link in _links(ctx.course, "chapter"):
         if link.rest not in known:
             yield Finding(
@@ -122,11 +119,7 @@ def figure_ref_unresolved(ctx: Context) -> Iterator[Finding]:
         chapter_id = match.group("chapter") or link.chapter.id
         target = course.chapters.get(chapter_id)
         if target is None:
-            yield Finding(
-                link.location,
-                f"'{link.target}' points into chapter '{chapter_id}', which does not exist"
-                + did_you_mean(chapter_id, _known_chapters(course)),
-            )
+            yield Finding(link.location, no_such_chapter(course, link.target, chapter_id))
             continue
         numbers = [figure.number for figure in target.manifest.figures]
         if int(match.group("number")) not in numbers:
