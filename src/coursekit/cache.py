@@ -92,20 +92,11 @@ def clean(project_root: Path) -> bool:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see the old file or the new one, never a part."""
-    import tempfile  # only writers pay for it; the warm path reads
+    """A cache entry, written whole or not at all (not fsynced: a lost entry is a miss)."""
+    from coursekit.atomic import atomic_write_bytes  # only writers pay for tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(temporary, 0o644)  # mkstemp makes 0600; a cache file is an ordinary file
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    atomic_write_bytes(path, data, durable=False)
 
 
 def _read_json(path: Path) -> Any | None:

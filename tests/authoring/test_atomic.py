@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.authoring.atomic import atomic_write_text
+from coursekit.atomic import atomic_write_text
 from coursekit.load.yamlsafe import parse_yaml
 
 
@@ -52,7 +52,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from coursekit.authoring.atomic import atomic_write_text
+    from coursekit.atomic import atomic_write_text
 
     target, source = Path(sys.argv[1]), Path(sys.argv[2])
     text = source.read_text(encoding="utf-8")

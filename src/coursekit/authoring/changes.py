@@ -6,7 +6,7 @@ import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coursekit.authoring.atomic import atomic_write_text
+from coursekit.atomic import atomic_write_text
 
 
 class ChangeError(Exception):

@@ -2,7 +2,8 @@
 
 The new content goes to a temporary file in the same directory, is flushed and fsynced, then
 `os.replace`d over the target; the directory is fsynced so the rename itself survives a crash.
-The target's permission bits are kept.
+The target's permission bits are kept. Course files are written durably; cache entries skip
+the fsyncs (`durable=False`): one lost in a crash is only a miss.
 
 `COURSEKIT_TEST_WRITE_DELAY` (seconds, a float) is a test hook: when set, the writer writes in
 small chunks and sleeps between them, so a test can kill the process mid-write.
@@ -21,7 +22,7 @@ _DELAY_ENV = "COURSEKIT_TEST_WRITE_DELAY"
 _CHUNK = 4096
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
     """Replace (or create) `path` with `data`, atomically."""
     folder = path.parent
     mode = _mode_of(path)
@@ -31,14 +32,16 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             _write_all(handle.fileno(), data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    _fsync_dir(folder)
+    if durable:
+        _fsync_dir(folder)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
