@@ -8,7 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from coursekit.cli import main
 from coursekit.engine import check
 from coursekit.project import Project, find_project
 
@@ -55,3 +57,19 @@ def changed_lines(old: str, new: str) -> list[tuple[str, str]]:
     a, b = old.splitlines(True), new.splitlines(True)
     assert len(a) == len(b)
     return [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+
+
+def run(*args: str) -> tuple[int, str]:
+    """`coursekit ARGS` in process: (exit code, output); an exception other than exit fails."""
+    result = CliRunner().invoke(main, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.output
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under root/course, by path: to show what a command wrote, or that it wrote nothing."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted((root / "course").rglob("*"))
+        if p.is_file()
+    }

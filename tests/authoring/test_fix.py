@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from coursekit.authoring.yamledit import YamlEditor
-from coursekit.cli import main
 from coursekit.load.yamlsafe import parse_yaml
 
-from .conftest import II2, changed_lines
+from .conftest import II2, changed_lines, run, snapshot
 
 LESSON = f"{II2}/lessons/goodbye-to-recurrence.md"
 SECOND = """\
@@ -21,20 +18,6 @@ SECOND = """\
       Counted in multiplications, the grid costs T/d times the chain (see the lesson).
 
 """
-
-
-def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    return result.exit_code, result.output
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted((root / "course").rglob("*"))
-        if p.is_file()
-    }
 
 
 def _break_numbering(root: Path) -> tuple[str, str]:

@@ -5,26 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from coursekit.cli import main
 from coursekit.load.yamlsafe import parse_yaml
 
-from .conftest import II2, added_only, changed_lines, diagnostics
-
-
-def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    return result.exit_code, result.output
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted((root / "course").rglob("*"))
-        if p.is_file()
-    }
+from .conftest import II2, added_only, changed_lines, diagnostics, run, snapshot
 
 
 def test_new_lesson_into_ii2_then_check_passes_and_the_manifest_only_gains_lines(
