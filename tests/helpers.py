@@ -93,3 +93,15 @@ def assert_case(tmp_path: Path, case: Case) -> list[Diagnostic]:
             f"expected {case.code} at column {column}; got:\n{shown}"
         )
     return diagnostics
+
+
+def coursekit_tables(pyproject: str) -> str:
+    """The `[tool.coursekit*]` tables of a pyproject.toml, copied as they are written."""
+    kept: list[str] = []
+    keep = False
+    for line in pyproject.splitlines():
+        if line.startswith("["):
+            keep = line.strip("[] \t").startswith("tool.coursekit")
+        if keep:
+            kept.append(line)
+    return "\n".join(kept) + "\n" if kept else ""

@@ -21,6 +21,7 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 
 from coursekit.rules import REGISTRY
+from helpers import coursekit_tables
 
 pytestmark = pytest.mark.slow
 
@@ -33,18 +34,6 @@ CLAIMED = re.compile(r"\[(\d[\d,]*)\]\{claim=[\w-]+\}")
 def pre_commit() -> list[str]:
     beside = Path(sys.executable).with_name("pre-commit")
     return [str(beside)] if beside.is_file() else [sys.executable, "-m", "pre_commit"]
-
-
-def coursekit_tables(pyproject: str) -> str:
-    """The `[tool.coursekit*]` tables of a pyproject.toml, copied as they are written."""
-    kept: list[str] = []
-    keep = False
-    for line in pyproject.splitlines():
-        if line.startswith("["):
-            keep = line.strip("[] \t").startswith("tool.coursekit")
-        if keep:
-            kept.append(line)
-    return "\n".join(kept) + "\n" if kept else ""
 
 
 def local_hooks() -> str:

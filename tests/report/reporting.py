@@ -13,6 +13,7 @@ import pytest
 
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.report import Report
+from helpers import coursekit_tables
 
 CHAPTER = "course/II/2-from-recurrence-to-attention/chapter.yaml"
 CHAPTER_TEXT = "id: II.2\napparatus:\n  - id: 0.IT.09\n    title: Entropy\n"
@@ -46,18 +47,6 @@ def sample_report() -> Report:
 
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def coursekit_tables(pyproject: str) -> str:
-    """The `[tool.coursekit*]` tables of a pyproject.toml, copied as they are written."""
-    kept: list[str] = []
-    keep = False
-    for line in pyproject.splitlines():
-        if line.startswith("["):
-            keep = line.strip("[] \t").startswith("tool.coursekit")
-        if keep:
-            kept.append(line)
-    return "\n".join(kept) + "\n" if kept else ""
 
 
 def copy_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
