@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from coursekit.model.base import Location
 from coursekit.model.documents import (
@@ -14,6 +16,8 @@ from coursekit.model.documents import (
     LessonFrontMatter,
     WorkedProblem,
 )
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -103,7 +107,7 @@ class Course:
     chapters: dict[str, Chapter] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)  # path -> text, for carets and hashing
     # Views that several rules derive from the same documents (a chapter's texts, a lesson's
-    # verified maths), computed once per run by whichever rule asks first.
+    # verified maths), computed once per run by whichever rule asks first: see `derive`.
     derived: dict[object, object] = field(default_factory=dict)
 
     @property
@@ -113,6 +117,12 @@ class Course:
             for entry in book.manifest.apparatus:
                 entries.setdefault(entry.id, entry)
         return entries
+
+    def derive(self, key: object, compute: Callable[[], T]) -> T:
+        """`compute()` once per run under `key`; later callers get the same value."""
+        if key not in self.derived:
+            self.derived[key] = compute()
+        return cast(T, self.derived[key])
 
     def lesson(self, ref: str) -> Lesson | None:
         chapter_id, _, lesson_id = ref.partition("/")

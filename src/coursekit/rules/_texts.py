@@ -118,11 +118,9 @@ def lesson_texts(course: Course, lesson: Lesson) -> Iterator[Text]:
 
 def chapter_texts(course: Course, chapter: Chapter) -> tuple[Text, ...]:
     """Every text of a chapter that may hold maths, links or mentions, in reading order."""
-    key = ("chapter_texts", chapter.id)
-    cached = course.derived.get(key)
-    if cached is None:
-        cached = course.derived[key] = tuple(_chapter_texts(course, chapter))
-    return cached  # type: ignore[return-value]
+    return course.derive(
+        ("chapter_texts", chapter.id), lambda: tuple(_chapter_texts(course, chapter))
+    )
 
 
 def _chapter_texts(course: Course, chapter: Chapter) -> Iterator[Text]:

@@ -93,11 +93,12 @@ def lesson_maths(ctx: Context) -> list[LessonMaths]:
     """Every lesson with maths, checked once per run (shared by all CK8 rules)."""
     if ctx.options.get("formulas", True) is False:
         return []
-    cached = ctx.course.derived.get(NAMESPACE)
-    if cached is None:
+
+    def check_all() -> list[LessonMaths]:
         results = [_check_lesson(ctx, lesson) for lesson in _lessons(ctx.course)]
-        cached = ctx.course.derived[NAMESPACE] = [r for r in results if r is not None]
-    return cached  # type: ignore[return-value]
+        return [r for r in results if r is not None]
+
+    return ctx.course.derive(NAMESPACE, check_all)
 
 
 def _lessons(course: Course) -> Iterator[Lesson]:

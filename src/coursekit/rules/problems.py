@@ -127,11 +127,9 @@ def verdicts(ctx: Context) -> dict[str, Verdict]:
     """Each runnable target's verdict (keyed by its manifest path), computed once per run."""
     if ctx.options.get("exec", True) is False:
         return {}
-    cached = ctx.course.derived.get(NAMESPACE)
-    if cached is None:
-        todo = [t for t in targets(ctx.course) if _runnable(t)]
-        cached = ctx.course.derived[NAMESPACE] = _run(ctx, todo)
-    return cached  # type: ignore[return-value]
+    return ctx.course.derive(
+        NAMESPACE, lambda: _run(ctx, [t for t in targets(ctx.course) if _runnable(t)])
+    )
 
 
 def problem_confirmed(ctx: Context, manifest_path: str) -> bool | None:
