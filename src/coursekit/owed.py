@@ -4,7 +4,8 @@ The arithmetic is the course model's, exactly:
 
 * written = items that exist and are not `planned` (a lesson counts in its front matter's
   strand); a problem or exercise counts only with a published solution, and a problem also
-  needs a solution program that confirms it;
+  needs a solution program that confirms it; anything marked `status: stub` (what
+  `coursekit new` writes) is owed until the author removes the marker;
 * problems owed = max(0, required - written); exercises owed likewise;
   variants owed = max(0, required - distinct variants among the written problems);
 * owes = problems owed + exercises owed + max(0, variants owed - problems owed), because each
@@ -22,7 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from coursekit.model.documents import MaturityLevel, Solution
+from coursekit.model.documents import (
+    Exercise,
+    LessonFrontMatter,
+    MaturityLevel,
+    Solution,
+    WorkedProblem,
+)
 from coursekit.model.tree import Chapter, Course, ExerciseDoc, Problem
 
 Confirmed = Callable[[Problem], bool]
@@ -60,6 +67,7 @@ class ChapterOwed:
     variants: Count
     exercises: Count
     planned_apparatus: tuple[str, ...] = ()
+    stubs: tuple[str, ...] = ()  # paths of lessons, problems, exercises still `status: stub`
 
     @property
     def owes(self) -> int:
@@ -76,7 +84,12 @@ class ChapterOwed:
     @property
     def complete(self) -> bool:
         """Nothing owed anywhere: no strand, problem, variant, exercise or planned link."""
-        return self.owes == 0 and self.strands_owed == 0 and not self.planned_apparatus
+        return (
+            self.owes == 0
+            and self.strands_owed == 0
+            and not self.planned_apparatus
+            and not self.stubs
+        )
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -90,6 +103,7 @@ class ChapterOwed:
             "variants": self.variants.as_dict(),
             "exercises": self.exercises.as_dict(),
             "planned_apparatus": list(self.planned_apparatus),
+            "stubs": list(self.stubs),
             "owes": self.owes,
         }
 
@@ -120,6 +134,7 @@ class CourseOwed:
             variants=variants,
             exercises=exercises,
             planned_apparatus=tuple(a for c in self.chapters for a in c.planned_apparatus),
+            stubs=tuple(path for c in self.chapters for path in c.stubs),
         )
 
     @property
@@ -137,6 +152,7 @@ class CourseOwed:
                 "variants": total.variants.as_dict(),
                 "exercises": total.exercises.as_dict(),
                 "planned_apparatus": len(total.planned_apparatus),
+                "stubs": len(total.stubs),
                 "owes": self.owes,
             },
         }
@@ -153,13 +169,28 @@ def program_exists(problem: Problem) -> bool:
 
 def problem_written(problem: Problem, confirmed: Confirmed | None = None) -> bool:
     verdict = confirmed if confirmed is not None else program_exists
-    return published(problem.meta.solution) and verdict(problem)
+    stub = problem.meta.status == "stub"
+    return not stub and published(problem.meta.solution) and verdict(problem)
 
 
 def exercise_written(exercise: ExerciseDoc) -> bool:
     # An exercise whose answer is computed names a program; a missing one does not count.
     program_ok = exercise.program is None or exercise.program.source is not None
-    return published(exercise.meta.solution) and program_ok
+    stub = exercise.meta.status == "stub"
+    return not stub and published(exercise.meta.solution) and program_ok
+
+
+Written = LessonFrontMatter | WorkedProblem | Exercise
+
+
+def stubs_of(chapter: Chapter) -> list[tuple[str, Written]]:
+    """(path, document) of each listed lesson, problem and exercise still marked a stub."""
+    documents: list[tuple[str, Written]] = [
+        *((lesson.path, lesson.meta) for lesson in chapter.lessons.values()),
+        *((problem.path, problem.meta) for problem in chapter.problems.values()),
+        *((exercise.path, exercise.meta) for exercise in chapter.exercises.values()),
+    ]
+    return [(path, meta) for path, meta in documents if meta.status == "stub"]
 
 
 def level_of(course: Course, chapter: Chapter) -> MaturityLevel | None:
@@ -183,7 +214,7 @@ def chapter_owed(
     written: dict[str, int] = dict.fromkeys(strand_ids, 0)
     for item in chapter.manifest.items:
         lesson = chapter.lessons.get(item.id) if item.lesson is not None else None
-        if lesson is not None:
+        if lesson is not None and lesson.meta.status != "stub":
             written[lesson.meta.strand] = written.get(lesson.meta.strand, 0) + 1
     strands = {
         name: Count(count, requires.strands.get(name, 0) if requires else 0)
@@ -210,6 +241,7 @@ def chapter_owed(
         ),
         exercises=Count(len(exercises), requires.exercises if requires else 0),
         planned_apparatus=planned,
+        stubs=tuple(path for path, _ in stubs_of(chapter)),
     )
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CHAPTER, Case, assert_case, copy_golden, edit, run_check
+from helpers import CHAPTER, LESSON, Case, assert_case, copy_golden, edit, run_check
 
 M1 = (CHAPTER, "maturity: M0", "maturity: M1")
 LINK = "  - id: 0.LA.01\n    title: Vectors\nnotation:"
@@ -21,6 +21,9 @@ CASES = [
         CHAPTER,
         [(CHAPTER, LINK, LINK.replace("notation:", "  - id: 0.IT.02\nnotation:"))],
         "0.IT.02",
+    ),
+    Case(
+        "CK706", LESSON, [(LESSON, "reading_time: 5\n", "reading_time: 5\nstatus: stub\n")], "stub"
     ),
 ]
 

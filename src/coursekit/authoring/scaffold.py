@@ -36,6 +36,9 @@ _ROMAN = [
 _AREA = re.compile(r"^[A-Z]{2,4}$")
 _APPARATUS = re.compile(r"^0\.(?P<area>[A-Z]{2,4})\.(?P<nn>[0-9]{2})$")
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+# What `new` writes is a placeholder: owed, not written, until the author removes the marker.
+STUB_NOTE = "Remove `status: stub` once it is written: until then it counts as owed."
+STUB_LINE = f"status: stub  # {STUB_NOTE}\n"
 
 
 class ScaffoldError(Exception):
@@ -290,7 +293,14 @@ class Scaffolder:
                 if item.planned == slug:
                     planned_index = index
                     title = title or item.title
-                    strand = strand or item.strand
+                    if strand is not None and item.strand is not None and strand != item.strand:
+                        # Changing a plan is an edit of chapter.yaml, never a side effect.
+                        raise ScaffoldError(
+                            f"'{slug}' is planned in {chapter_id} as a {item.strand} lesson, not "
+                            f"{strand}; drop --strand to keep the plan's, or change the plan "
+                            f"in {chapter.path} first"
+                        )
+                    strand = item.strand or strand
         if title is None:
             raise ScaffoldError("a lesson needs --title (or --id of a planned item)")
         lesson_id = self._slug(title, slug)
@@ -309,13 +319,15 @@ class Scaffolder:
         path = self._abs(chapter.dir) / "lessons" / f"{lesson_id}.md"
         body = (
             "This lesson is a draft. Its text is written here, and its formulas, claims, quiz "
-            "and further reading are declared in the front matter above as they are added.\n"
+            "and further reading are declared in the front matter above as they are added. "
+            f"{STUB_NOTE}\n"
         )
         text = (
             "---\n"
             f"title: {render_scalar(title)}\n"
             f"strand: {render_scalar(strand)}\n"
             f"reading_time: {int(reading_time)}\n"
+            "status: stub\n"
             "---\n\n" + body
         )
         self._create(path, text)
@@ -355,6 +367,7 @@ class Scaffolder:
             "  rtol: 0\n"
             "  atol: 0\n"
             "supports: []\n"
+            f"{STUB_LINE}"
         )
         self._create(folder / "problem.yaml", text)
         self._create(folder / "solution.py", _solution_program(title))
@@ -381,6 +394,7 @@ class Scaffolder:
                 "  value: 0\n"
                 "  rtol: 0\n"
                 "  atol: 0\n"
+                f"{STUB_LINE}"
             )
             self._create(folder / "solution.py", _solution_program(title))
         else:
@@ -390,6 +404,7 @@ class Scaffolder:
                 f"statement: {render_scalar(statement)}\n"
                 "solution:\n"
                 f"  text: {render_scalar(answer)}\n"
+                f"{STUB_LINE}"
             )
         self._create(folder / "exercise.yaml", text)
         self._register(chapter.path, "exercises", exercise_id)

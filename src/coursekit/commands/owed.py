@@ -67,6 +67,8 @@ def render_text(owed: CourseOwed) -> str:
             )
         if chapter.planned_apparatus:
             out.append(f"  apparatus only planned: {', '.join(chapter.planned_apparatus)}")
+        if chapter.stubs:
+            out.append(f"  stubs, owed until written: {', '.join(chapter.stubs)}")
         out.append("")
     total = owed.total
     lessons = Count(0, 0)

@@ -197,6 +197,12 @@ class ReadingSource(Node):
     note: str | None = None
 
 
+# What `coursekit new` writes is marked `status: stub` until the author has written it: a stub
+# is owed content, never counted as written (and a published chapter may hold none).
+WritingStatus = Literal["stub", "written"]
+STUB_HELP = "`stub` until written (as `coursekit new` leaves it): owed, not counted as written."
+
+
 class LessonFrontMatter(Node):
     """The YAML front matter of a lesson's Markdown file."""
 
@@ -208,6 +214,7 @@ class LessonFrontMatter(Node):
     claims: list[Claim] = Field(default_factory=list)
     quiz: list[QuizQuestion] = Field(default_factory=list)
     reading: list[ReadingSource] = Field(default_factory=list)
+    status: WritingStatus = Field(default="written", description=STUB_HELP)
 
 
 class Solution(Node):
@@ -226,6 +233,7 @@ class WorkedProblem(Node):
     program: str = "solution.py"
     solution: Solution
     supports: list[int] = Field(default_factory=list)
+    status: WritingStatus = Field(default="written", description=STUB_HELP)
 
 
 class Exercise(Node):
@@ -236,6 +244,7 @@ class Exercise(Node):
     solution: Solution
     program: str | None = None
     supports: list[int] = Field(default_factory=list)
+    status: WritingStatus = Field(default="written", description=STUB_HELP)
 
 
 DOCUMENT_KINDS: dict[str, type[Node]] = {

@@ -1,7 +1,7 @@
 """Owed content as Markdown, fit for a GitHub job summary (`>> $GITHUB_STEP_SUMMARY`).
 
 A course table first (one row per chapter, ✅ when it owes nothing at all: no strand lesson,
-problem, variant, exercise, nor a link to a planned Book 0 entry), then a table for each chapter
+problem, variant, exercise, stub, nor a link to a planned Book 0 entry), then a table for each chapter
 that owes something, strand by strand, then problems, variants and exercises.
 """
 
@@ -71,6 +71,11 @@ def _chapter_table(chapter: ChapterOwed) -> list[str]:
         lines += [
             "❌ links apparatus that Book 0 only plans: "
             + ", ".join(f"`{entry}`" for entry in chapter.planned_apparatus),
+            "",
+        ]
+    if chapter.stubs:
+        lines += [
+            "❌ stubs, owed until written: " + ", ".join(f"`{path}`" for path in chapter.stubs),
             "",
         ]
     return lines

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from coursekit.model.tree import Chapter, Problem
-from coursekit.owed import ChapterOwed, Count, chapter_owed, program_exists
+from coursekit.owed import ChapterOwed, Count, chapter_owed, program_exists, stubs_of
 from coursekit.rules.base import Context, Finding, rule
 
 
@@ -147,3 +147,35 @@ def published_apparatus_planned(ctx: Context) -> Iterator[Finding]:
                     f"published {chapter.id} links '{link.id}', which Book 0 only plans; "
                     "write the entry or set `status: draft`",
                 )
+
+
+@rule("CK706", "published-stub")
+def published_stub(ctx: Context) -> Iterator[Finding]:
+    """A published chapter lists a lesson, problem or exercise still marked `status: stub`.
+
+    `coursekit new` writes placeholders marked `status: stub`; they are owed, never counted as
+    written, until the author writes them and removes the marker. A published chapter holds
+    no placeholder, even when it has enough written items besides.
+
+    Fails:
+        ---
+        title: Masks
+        strand: mathematics
+        status: stub          # in a lesson of a published chapter
+        ---
+    Passes:
+        ---
+        title: Masks
+        strand: mathematics
+        ---
+    """
+    for chapter in ctx.course.chapters.values():
+        if chapter.manifest.status != "published":
+            continue
+        for path, meta in stubs_of(chapter):
+            yield Finding(
+                meta.loc("status"),
+                f"published {chapter.id} lists {path}, still `status: stub`; write it and "
+                "remove the marker, or set the chapter's `status: draft`",
+                related=(chapter.path,),
+            )
