@@ -155,12 +155,28 @@ def clean_command(course: Path | None) -> None:
     show_default=True,
 )
 @click.option("--chapter", "chapters", multiple=True, help="Only this chapter (repeatable).")
+@click.option(
+    "--no-exec", is_flag=True, help="Do not run problem programs: count them as unverified."
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write .coursekit_cache/.")
 @course_option
-def owed_command(output_format: str, chapters: tuple[str, ...], course: Path | None) -> None:
-    """Report owed content per chapter: written against required by its maturity. Exits 0."""
+def owed_command(
+    output_format: str,
+    chapters: tuple[str, ...],
+    no_exec: bool,
+    no_cache: bool,
+    course: Path | None,
+) -> None:
+    """Report owed content per chapter, written against required by its maturity.
+
+    Exits 0 whatever is owed; 1 when part of the course does not load (its rows say where).
+    """
     from coursekit.commands import owed
 
-    sys.exit(owed.run(_project(course), output_format, chapters, sys.stdout))
+    code = owed.run(
+        _project(course), output_format, chapters, sys.stdout, not no_exec, not no_cache
+    )
+    sys.exit(code)
 
 
 @main.command("explain")

@@ -8,7 +8,7 @@ from typing import Any
 
 from coursekit import suppress
 from coursekit.diagnostics import Diagnostic
-from coursekit.load import load_course
+from coursekit.load import LoadResult, load_course
 from coursekit.model.base import Location
 from coursekit.model.tree import Course
 from coursekit.project import Project
@@ -80,12 +80,12 @@ def narrow(diagnostics: Sequence[Diagnostic], paths: Sequence[str]) -> list[Diag
     return [d for d in diagnostics if named(d.path) or any(named(r) for r in d.related)]
 
 
-def check(
+def load_context(
     project: Project,
-    paths: Sequence[str] = (),
     options: dict[str, Any] | None = None,
     store: ResultStore | None = None,
-) -> CheckResult:
+) -> tuple[LoadResult, Context]:
+    """The loaded course and the context rules see (shared by `check` and `owed`)."""
     from coursekit import cache  # parsed documents are kept in the store
 
     store = cache.Layered(store) if store is not None else MemoryStore()
@@ -96,6 +96,16 @@ def check(
         store=store,
         options=dict(options or {}),
     )
+    return loaded, ctx
+
+
+def check(
+    project: Project,
+    paths: Sequence[str] = (),
+    options: dict[str, Any] | None = None,
+    store: ResultStore | None = None,
+) -> CheckResult:
+    loaded, ctx = load_context(project, options, store)
     # The loader knows codes, not the registry: name its diagnostics here.
     diagnostics = [
         d.at_named(REGISTRY[d.code].name) if d.code in REGISTRY else d for d in loaded.diagnostics

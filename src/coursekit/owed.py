@@ -14,8 +14,14 @@ The arithmetic is the course model's, exactly:
   deficit in another, and problems never pay for teaching.
 
 A pure function of the loaded course. Whether a problem's program confirms its solution is
-decided by the problem-running family (CK9xx); it passes that verdict in as `confirmed`.
-Without it, a problem counts when its program file exists and its solution is published.
+decided by the problem-running family (CK9xx); `rules.maturity.owed_of` passes that verdict in
+as `confirmed`, for `coursekit owed` and the CK7xx rules alike. A verdict of None (the program
+was not run: `--no-exec`) counts the problem when its program exists and its solution is
+published, and tallies it as `unverified`.
+
+Nothing is left out: a chapter that a book lists but that did not load is a row of its own
+(`loads` false, with the failures that say why), and a loaded chapter whose lessons, problems or
+exercises did not load carries those failures too, since its counts are then short.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from coursekit.model.base import Location
 from coursekit.model.documents import (
     Exercise,
     LessonFrontMatter,
@@ -30,9 +37,9 @@ from coursekit.model.documents import (
     Solution,
     WorkedProblem,
 )
-from coursekit.model.tree import Chapter, Course, ExerciseDoc, Problem
+from coursekit.model.tree import Chapter, Course, ExerciseDoc, LoadFailure, Problem, Unloaded
 
-Confirmed = Callable[[Problem], bool]
+Confirmed = Callable[[Problem], bool | None]  # None: not run (unverified)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +75,9 @@ class ChapterOwed:
     exercises: Count
     planned_apparatus: tuple[str, ...] = ()
     stubs: tuple[str, ...] = ()  # paths of lessons, problems, exercises still `status: stub`
+    unverified: int = 0  # problems counted whose program was not run
+    loads: bool = True  # False: the chapter's manifest did not load; nothing here is known
+    failures: tuple[LoadFailure, ...] = ()  # why it, or some of its documents, did not load
 
     @property
     def owes(self) -> int:
@@ -85,7 +95,9 @@ class ChapterOwed:
     def complete(self) -> bool:
         """Nothing owed anywhere: no strand, problem, variant, exercise or planned link."""
         return (
-            self.owes == 0
+            self.loads
+            and not self.failures
+            and self.owes == 0
             and self.strands_owed == 0
             and not self.planned_apparatus
             and not self.stubs
@@ -94,6 +106,8 @@ class ChapterOwed:
     def as_dict(self) -> dict[str, object]:
         return {
             "id": self.id,
+            "loads": self.loads,
+            "failures": [failure_dict(f) for f in self.failures],
             "title": self.title,
             "maturity": self.maturity,
             "maturity_name": self.maturity_name,
@@ -104,13 +118,48 @@ class ChapterOwed:
             "exercises": self.exercises.as_dict(),
             "planned_apparatus": list(self.planned_apparatus),
             "stubs": list(self.stubs),
-            "owes": self.owes,
+            "unverified": self.unverified,
+            # Unknown, not zero, for a chapter that did not load.
+            "owes": self.owes if self.loads else None,
         }
+
+
+def failure_dict(failure: LoadFailure) -> dict[str, object]:
+    where = failure.location
+    return {
+        "path": where.path,
+        "line": where.line,
+        "column": where.column,
+        "code": failure.code,
+        "message": failure.message,
+    }
 
 
 @dataclass(frozen=True, slots=True)
 class CourseOwed:
     chapters: list[ChapterOwed] = field(default_factory=list)
+    # Failures no chapter row can carry: course.yaml, or a book.yaml whose chapters are unknown.
+    failures: tuple[LoadFailure, ...] = ()
+
+    @property
+    def incomplete(self) -> bool:
+        """Something did not load, so the counts are not the whole truth."""
+        return bool(self.failures) or any(c.failures or not c.loads for c in self.chapters)
+
+    def caveat(self) -> str:
+        """What the totals cannot include, in words ("" when they are the whole truth)."""
+        parts: list[str] = []
+        missing = sum(1 for c in self.chapters if not c.loads)
+        if missing:
+            parts.append(f"{_plural(missing, 'chapter')} not loaded: owed content unknown")
+        short = sum(len(c.failures) for c in self.chapters if c.loads)
+        if short:
+            parts.append(f"{_plural(short, 'file')} not loaded: counts short")
+        if self.failures:
+            parts.append("the course or a book did not load: chapters missing")
+        if self.total.unverified:
+            parts.append(unverified(self.total.unverified))
+        return "; ".join(parts)
 
     @property
     def total(self) -> ChapterOwed:
@@ -135,6 +184,7 @@ class CourseOwed:
             exercises=exercises,
             planned_apparatus=tuple(a for c in self.chapters for a in c.planned_apparatus),
             stubs=tuple(path for c in self.chapters for path in c.stubs),
+            unverified=sum(c.unverified for c in self.chapters),
         )
 
     @property
@@ -146,6 +196,8 @@ class CourseOwed:
         total = self.total
         return {
             "chapters": [chapter.as_dict() for chapter in self.chapters],
+            "failures": [failure_dict(f) for f in self.failures],
+            "incomplete": self.incomplete,
             "total": {
                 "strands": {name: count.as_dict() for name, count in total.strands.items()},
                 "problems": total.problems.as_dict(),
@@ -158,6 +210,14 @@ class CourseOwed:
         }
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def unverified(count: int) -> str:
+    return f"{_plural(count, 'problem')} unverified (program not run)"
+
+
 def published(solution: Solution) -> bool:
     return solution.value is not None or bool(solution.text and solution.text.strip())
 
@@ -168,9 +228,10 @@ def program_exists(problem: Problem) -> bool:
 
 
 def problem_written(problem: Problem, confirmed: Confirmed | None = None) -> bool:
-    verdict = confirmed if confirmed is not None else program_exists
-    stub = problem.meta.status == "stub"
-    return not stub and published(problem.meta.solution) and verdict(problem)
+    if problem.meta.status == "stub" or not published(problem.meta.solution):
+        return False
+    verdict = confirmed(problem) if confirmed is not None else None
+    return program_exists(problem) if verdict is None else verdict
 
 
 def exercise_written(exercise: ExerciseDoc) -> bool:
@@ -221,6 +282,7 @@ def chapter_owed(
         for name, count in written.items()
     }
     problems = [p for p in chapter.problems.values() if problem_written(p, confirmed)]
+    unverified = sum(1 for p in problems if confirmed is None or confirmed(p) is None)
     exercises = [e for e in chapter.exercises.values() if exercise_written(e)]
     entries = course.apparatus
     planned = tuple(
@@ -242,22 +304,69 @@ def chapter_owed(
         exercises=Count(len(exercises), requires.exercises if requires else 0),
         planned_apparatus=planned,
         stubs=tuple(path for path, _ in stubs_of(chapter)),
+        unverified=unverified,
+        failures=tuple(f for f in course.failed if f.location.path.startswith(chapter.dir + "/")),
+    )
+
+
+def unloaded_owed(unloaded: Unloaded) -> ChapterOwed:
+    """The row of a listed chapter that did not load: its failures, and nothing counted."""
+    nothing = Count(0, 0)
+    return ChapterOwed(
+        id=unloaded.id,
+        title="(does not load)",
+        maturity="",
+        maturity_name="",
+        status="",
+        strands={},
+        problems=nothing,
+        variants=nothing,
+        exercises=nothing,
+        loads=False,
+        failures=unloaded.failures,
     )
 
 
 def course_owed(
     course: Course, confirmed: Confirmed | None = None, chapter_ids: list[str] | None = None
 ) -> CourseOwed:
-    """Owed content per chapter, in the course's reading order (books, then their chapters)."""
-    ordered: list[Chapter] = []
+    """Owed content per chapter, in the course's reading order (books, then their chapters).
+
+    Every listed chapter is a row, loaded or not; `chapter_ids` keeps only those ids.
+    """
+    rows: list[ChapterOwed] = []
     seen: set[str] = set()
-    for book in course.books.values():
-        for chapter_id in book.manifest.chapters:
+    for book_id in course.manifest.books if course.manifest else []:
+        book = course.books.get(book_id)
+        for chapter_id in book.manifest.chapters if book else []:
+            if chapter_id in seen:
+                continue
+            seen.add(chapter_id)
             chapter = course.chapters.get(chapter_id)
-            if chapter is not None and chapter_id not in seen:
-                ordered.append(chapter)
-                seen.add(chapter_id)
-    ordered += [c for cid, c in course.chapters.items() if cid not in seen]
+            unloaded = course.unloaded.get(("chapter", chapter_id))
+            if chapter is not None:
+                rows.append(chapter_owed(course, chapter, confirmed))
+            elif unloaded is not None:
+                rows.append(unloaded_owed(unloaded))
+    rows += [
+        chapter_owed(course, c, confirmed) for cid, c in course.chapters.items() if cid not in seen
+    ]
     if chapter_ids is not None:
-        ordered = [c for c in ordered if c.id in chapter_ids]
-    return CourseOwed([chapter_owed(course, chapter, confirmed) for chapter in ordered])
+        rows = [row for row in rows if row.id in chapter_ids]
+    return CourseOwed(rows, failures=_outside_chapters(course))
+
+
+def _outside_chapters(course: Course) -> tuple[LoadFailure, ...]:
+    """What failed to load above the chapters: course.yaml, or a book that hides its chapters."""
+    if course.manifest is None:
+        return tuple(course.failed) or (
+            LoadFailure(Location(course.manifest_path), "CK109", "course.yaml does not load"),
+        )
+    books = [u for (kind, _), u in course.unloaded.items() if kind == "book"]
+    return tuple(failure for book in books for failure in book.failures)
+
+
+def known_ids(course: Course) -> list[str]:
+    """Every chapter id `owed` can show: loaded, and listed but not loaded."""
+    unloaded = [listed for kind, listed in course.unloaded if kind == "chapter"]
+    return sorted({*course.chapters, *unloaded})

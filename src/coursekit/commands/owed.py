@@ -1,35 +1,53 @@
 """`coursekit owed`: per chapter, what is written against what its maturity requires.
 
-A report, not a check: it exits 0 whatever is owed (`check` is what fails a published chapter
-that owes). Exit 2 only for a usage error, such as an unknown `--chapter`.
+A report, not a check: whatever is owed, it exits 0 (`check` is what fails a published chapter
+that owes). It exits 1 when part of the course did not load (the counts would be short; each
+such chapter is a row that says where it failed), and 2 for a usage error, such as an unknown
+`--chapter`. Problems count through the same function as CK7xx (`rules.maturity.owed_of`): their
+programs run (cached, as in `check`) unless `--no-exec`, and then they are "unverified".
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from typing import TextIO
 
 from coursekit.hints import did_you_mean
-from coursekit.load import load_course
-from coursekit.owed import ChapterOwed, Count, CourseOwed, course_owed
+from coursekit.owed import ChapterOwed, Count, CourseOwed, known_ids, unverified
 from coursekit.project import Project
 from coursekit.report.markdown import render_owed
 
 FORMATS = ("text", "markdown", "json")
 
 
-def run(project: Project, output_format: str, chapters: Sequence[str], out: TextIO) -> int:
+def run(
+    project: Project,
+    output_format: str,
+    chapters: Sequence[str],
+    out: TextIO,
+    run_programs: bool = True,
+    use_cache: bool = True,
+) -> int:
     if output_format not in FORMATS:
         out.write(f"coursekit owed: --format must be one of {', '.join(FORMATS)}\n")
         return 2
-    course = load_course(project.course_dir, project.root).course
+    from coursekit import cache
+    from coursekit.engine import load_context
+    from coursekit.rules.maturity import owed_of
+
+    options = {"exec": run_programs, "jobs": os.cpu_count() or 1}
+    store = cache.DiskStore(project.root) if use_cache else None
+    _, ctx = load_context(project, options, store)
+    course = ctx.course
+    known = known_ids(course)
     for wanted in chapters:
-        if wanted not in course.chapters:
-            hint = did_you_mean(wanted, sorted(course.chapters))
+        if wanted not in known:
+            hint = did_you_mean(wanted, known)
             out.write(f"coursekit owed: no chapter '{wanted}'{hint}\n")
             return 2
-    owed = course_owed(course, chapter_ids=list(chapters) or None)
+    owed = owed_of(ctx, list(chapters) or None)
     title = course.manifest.title if course.manifest else ""
     if output_format == "json":
         out.write(json.dumps(owed.as_dict(), indent=2, ensure_ascii=False) + "\n")
@@ -37,7 +55,7 @@ def run(project: Project, output_format: str, chapters: Sequence[str], out: Text
         out.write(render_owed(owed, title))
     else:
         out.write(render_text(owed))
-    return 0
+    return 1 if owed.incomplete else 0
 
 
 def _rows(chapter: ChapterOwed) -> list[tuple[str, Count]]:
@@ -50,11 +68,17 @@ def _rows(chapter: ChapterOwed) -> list[tuple[str, Count]]:
 
 
 def render_text(owed: CourseOwed) -> str:
-    out: list[str] = []
+    out: list[str] = [f"does not load: {failure}" for failure in owed.failures]
+    if out:
+        out.append("")
     width = max([len(name) for chapter in owed.chapters for name, _ in _rows(chapter)] + [9])
     for chapter in owed.chapters:
-        maturity = f"{chapter.maturity} {chapter.maturity_name}".strip() or "?"
         out.append(f"{chapter.id}  {chapter.title}")
+        out += [f"  does not load: {failure}" for failure in chapter.failures]
+        if not chapter.loads:
+            out.append("")
+            continue
+        maturity = f"{chapter.maturity} {chapter.maturity_name}".strip() or "?"
         short = (
             f" · strands short by {chapter.strands_owed} lessons" if chapter.strands_owed else ""
         )
@@ -65,6 +89,8 @@ def render_text(owed: CourseOwed) -> str:
             out.append(
                 f"  {name:<{width}}  {count.written:>7}  {count.required:>8}  {owed_cell:>4}"
             )
+        if chapter.unverified:
+            out.append(f"  {unverified(chapter.unverified)}")
         if chapter.planned_apparatus:
             out.append(f"  apparatus only planned: {', '.join(chapter.planned_apparatus)}")
         if chapter.stubs:
@@ -74,11 +100,12 @@ def render_text(owed: CourseOwed) -> str:
     lessons = Count(0, 0)
     for count in total.strands.values():
         lessons += count
+    caveat = owed.caveat()
     out.append(
         f"{len(owed.chapters)} chapter{'' if len(owed.chapters) == 1 else 's'} · owes {owed.owes} "
         f"(problems {total.problems.written}/{total.problems.required}, "
         f"variants {total.variants.written}/{total.variants.required}, "
         f"exercises {total.exercises.written}/{total.exercises.required}) · "
-        f"strand lessons {lessons.written}/{lessons.required}"
+        f"strand lessons {lessons.written}/{lessons.required}" + (f" · {caveat}" if caveat else "")
     )
     return "\n".join(out) + "\n"

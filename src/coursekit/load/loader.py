@@ -26,8 +26,10 @@ from coursekit.model.tree import (
     Course,
     ExerciseDoc,
     Lesson,
+    LoadFailure,
     Problem,
     Program,
+    Unloaded,
 )
 
 if TYPE_CHECKING:
@@ -66,12 +68,28 @@ class _Loader:
     ) -> None:
         self.diagnostics.append(Diagnostic.at(location, code, message, severity))
 
+    def failed(self, problems: list[Diagnostic]) -> None:
+        """Remember why a document did not load: reports name it instead of dropping it."""
+        self.course.failed.extend(
+            LoadFailure(Location(d.path, d.line, d.column), d.code, d.message) for d in problems
+        )
+
+    def unloaded(self, kind: str, listed_id: str, listed_at: Location, since: int) -> None:
+        """A listed book or chapter is absent: the errors reported since `since` say why."""
+        failures = tuple(
+            LoadFailure(Location(d.path, d.line, d.column), d.code, d.message)
+            for d in self.diagnostics[since:]
+            if d.severity == Severity.ERROR
+        ) or (LoadFailure(listed_at, "CK106", f"'{listed_id}' is not a {kind} id"),)
+        self.course.unloaded.setdefault((kind, listed_id), Unloaded(kind, listed_id, failures))
+
     def text(self, path: Path) -> str | None:
         rel = self.rel(path)
         try:
             text = read_text(path, self.course_dir)
         except LoadError as exc:
             self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
+            self.failed(self.diagnostics[-1:])
             return None
         self.course.texts[rel] = text
         return text
@@ -92,9 +110,12 @@ class _Loader:
                 data, source = cached_parse(self.store, text, rel, line_offset)
         except LoadError as exc:
             self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
+            self.failed(self.diagnostics[-1:])
             return None
         model, problems = validate(kind, data, source)
         self.diagnostics.extend(problems)
+        if model is None:
+            self.failed(problems)
         return model
 
     # The walk -------------------------------------------------------------------------------
@@ -114,10 +135,13 @@ class _Loader:
             return self.course
         self.course.manifest = manifest
         for index, book_id in enumerate(manifest.books):
-            self.load_book(book_id, manifest.loc("books", index))
+            since, listed_at = len(self.diagnostics), manifest.loc("books", index)
+            if not self.load_book(book_id, listed_at):
+                self.unloaded("book", book_id, listed_at, since)
         return self.course
 
-    def load_book(self, book_id: str, listed_at: Location) -> None:
+    def load_book(self, book_id: str, listed_at: Location) -> bool:
+        """Load a listed book and its chapters; False when its manifest did not load."""
         book_dir = self.course_dir / book_id
         path = book_dir / "book.yaml"
         if not _safe_segment(book_id) or not path.is_file():
@@ -126,18 +150,20 @@ class _Loader:
                 codes.MISSING_FILE,
                 f"book '{book_id}' is listed but {self.rel(path)} does not exist",
             )
-            return
+            return False
         manifest = self.document(path, BookManifest)
         if manifest is None:
-            return
+            return False
         book = Book(manifest=manifest, path=self.rel(path), dir=self.rel(book_dir))
         self.course.books.setdefault(book_id, book)
         listed: set[str] = set()
         for index, chapter_id in enumerate(manifest.chapters):
-            folder = self.chapter_folder(book_dir, chapter_id, manifest.loc("chapters", index))
+            since, listed_at = len(self.diagnostics), manifest.loc("chapters", index)
+            folder = self.chapter_folder(book_dir, chapter_id, listed_at)
             if folder is not None:
                 listed.add(folder.name)
-                self.load_chapter(book_id, folder)
+            if folder is None or not self.load_chapter(book_id, folder):
+                self.unloaded("chapter", chapter_id, listed_at, since)
         for folder in sorted(book_dir.iterdir()):
             if folder.name not in listed and (folder / "chapter.yaml").is_file():
                 self.report(
@@ -146,6 +172,7 @@ class _Loader:
                     f"chapter folder '{folder.name}' is not listed in {self.rel(path)}",
                     Severity.WARNING,
                 )
+        return True
 
     def chapter_folder(self, book_dir: Path, chapter_id: str, listed_at: Location) -> Path | None:
         match = CHAPTER_ID.match(chapter_id)
@@ -181,16 +208,17 @@ class _Loader:
             return None
         return candidates[0]
 
-    def load_chapter(self, book_id: str, folder: Path) -> None:
+    def load_chapter(self, book_id: str, folder: Path) -> bool:
+        """Load a chapter and its documents; False when its chapter.yaml did not load."""
         path = folder / "chapter.yaml"
         manifest = self.document(path, ChapterManifest)
         if manifest is None:
-            return
+            return False
         chapter = Chapter(
             manifest=manifest, book_id=book_id, dir=self.rel(folder), path=self.rel(path)
         )
         if manifest.id in self.course.chapters:
-            return  # the duplicate-id rule reports it from the books' lists
+            return True  # the duplicate-id rule reports it from the books' lists
         self.course.chapters[manifest.id] = chapter
         chapter.assets = frozenset(self.files_below(folder))
         listed_lessons: set[str] = set()
@@ -227,6 +255,7 @@ class _Loader:
             exercise = self.load_exercise(folder, exercise_id, manifest, index)
             if exercise is not None:
                 chapter.exercises.setdefault(exercise_id, exercise)
+        return True
 
     def load_lesson(self, path: Path, lesson_id: str, chapter_id: str) -> Lesson | None:
         text = self.text(path)
@@ -240,6 +269,7 @@ class _Loader:
                 codes.MISSING_KEY,
                 "a lesson starts with YAML front matter between two '---' lines",
             )
+            self.failed(self.diagnostics[-1:])
             return None
         front, body, body_line = parts
         meta = self.parse(front, rel, LessonFrontMatter, line_offset=1)

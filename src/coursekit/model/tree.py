@@ -96,6 +96,28 @@ class Book:
         return self.manifest.id
 
 
+@dataclass(frozen=True, slots=True)
+class LoadFailure:
+    """One reason a document did not load (its diagnostic's place, code and message)."""
+
+    location: Location
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.location
+        return f"{where.path}:{where.line}:{where.column}: {self.code} {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Unloaded:
+    """A book or chapter the course lists that did not load, so no rule and no count sees it."""
+
+    kind: str  # "book" | "chapter"
+    id: str  # as it is listed
+    failures: tuple[LoadFailure, ...]
+
+
 @dataclass(slots=True)
 class Course:
     """Everything the loader could read. Rules take what is there; absent parts are None/empty."""
@@ -106,6 +128,10 @@ class Course:
     books: dict[str, Book] = field(default_factory=dict)
     chapters: dict[str, Chapter] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)  # path -> text, for carets and hashing
+    # What did not load: every document that failed (with why), and the listed books and
+    # chapters that are absent because of it (by id), so reports can say so instead of omitting.
+    failed: list[LoadFailure] = field(default_factory=list)
+    unloaded: dict[tuple[str, str], Unloaded] = field(default_factory=dict)
     # Views that several rules derive from the same documents (a chapter's texts, a lesson's
     # verified maths), computed once per run by whichever rule asks first: see `derive`.
     derived: dict[object, object] = field(default_factory=dict)

@@ -7,7 +7,8 @@ that owes something, strand by strand, then problems, variants and exercises.
 
 from __future__ import annotations
 
-from coursekit.owed import ChapterOwed, Count, CourseOwed
+from coursekit.model.tree import LoadFailure
+from coursekit.owed import ChapterOwed, Count, CourseOwed, unverified
 
 
 def _cell(text: str) -> str:
@@ -30,6 +31,8 @@ def _maturity(chapter: ChapterOwed) -> str:
 
 
 def _summary_row(chapter: ChapterOwed) -> str:
+    if not chapter.loads:
+        return f"| ❌ **{chapter.id}** does not load | | | | | | | ? | |"
     strands = _sum(chapter.strands)
     cells = [
         f"{_mark(chapter.complete)} **{chapter.id}** {_cell(chapter.title)}",
@@ -45,10 +48,19 @@ def _summary_row(chapter: ChapterOwed) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def _failures(failures: tuple[LoadFailure, ...]) -> list[str]:
+    if not failures:
+        return []
+    return [*(f"- ❌ does not load: `{_cell(str(failure))}`" for failure in failures), ""]
+
+
 def _chapter_table(chapter: ChapterOwed) -> list[str]:
+    if not chapter.loads:
+        return [f"### {chapter.id} · does not load", "", *_failures(chapter.failures)]
     lines = [
         f"### {chapter.id} · {_cell(chapter.title)}",
         "",
+        *_failures(chapter.failures),
         f"{_maturity(chapter)} · {chapter.status} · **owes {chapter.owes}**"
         + (f" · strands short by {chapter.strands_owed} lessons" if chapter.strands_owed else ""),
         "",
@@ -73,6 +85,8 @@ def _chapter_table(chapter: ChapterOwed) -> list[str]:
             + ", ".join(f"`{entry}`" for entry in chapter.planned_apparatus),
             "",
         ]
+    if chapter.unverified:
+        lines += [f"⚠️ {unverified(chapter.unverified)}", ""]
     if chapter.stubs:
         lines += [
             "❌ stubs, owed until written: " + ", ".join(f"`{path}`" for path in chapter.stubs),
@@ -89,8 +103,10 @@ def render_owed(owed: CourseOwed, title: str = "") -> str:
         "",
         f"{len(owed.chapters)} chapter{'' if len(owed.chapters) == 1 else 's'} · **owes {owed.owes}** "
         "(problems + exercises + variants beyond the problems) · "
-        f"strand lessons {strands.written}/{strands.required}",
+        f"strand lessons {strands.written}/{strands.required}"
+        + (f" · **{owed.caveat()}**" if owed.caveat() else ""),
         "",
+        *_failures(owed.failures),
         "| Chapter | Maturity | Status | Lessons | Problems | Variants | Exercises | Owes "
         "| Book 0 |",
         "|:--|:--|:--|--:|--:|--:|--:|--:|:--|",

@@ -1,22 +1,33 @@
 """Maturity and owed content (CK7xx): a published chapter owes nothing; a draft may.
 
-The counting lives in `coursekit.owed` (shared with `coursekit owed`). Whether a problem's
-program confirms its published solution is the problem family's verdict (CK9xx, which runs the
-programs); `options["problem_confirmed"]` (a callable taking a `Problem`) overrides it. Without a
-verdict (`--no-exec`), a problem counts when its program exists and its solution is published.
+The counting lives in `coursekit.owed`; `owed_of` below is the one way into it, for these rules
+and for `coursekit owed` alike, so both give the same answer about every problem. Whether a
+problem's program confirms its published solution is the problem family's verdict (CK9xx, which
+runs the programs once per run and caches the outcomes); `options["problem_confirmed"]` (a
+callable taking a `Problem`) overrides it. Without a verdict (`--no-exec`), a problem counts when
+its program exists and its solution is published, and is tallied as unverified.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from coursekit.model.tree import Chapter, Problem
-from coursekit.owed import ChapterOwed, Count, chapter_owed, program_exists, stubs_of
+from coursekit.owed import (
+    ChapterOwed,
+    Confirmed,
+    Count,
+    CourseOwed,
+    chapter_owed,
+    course_owed,
+    stubs_of,
+)
 from coursekit.rules.base import Context, Finding, rule
 
 
-def _confirmed(ctx: Context) -> Callable[[Problem], bool] | None:
+def confirmed_by(ctx: Context) -> Confirmed | None:
+    """The verdict on each problem's program for this run (None inside: not run)."""
     hook: Any = ctx.options.get("problem_confirmed")
     if callable(hook):
         return hook  # type: ignore[no-any-return]
@@ -26,18 +37,21 @@ def _confirmed(ctx: Context) -> Callable[[Problem], bool] | None:
     except ImportError:
         return None
 
-    def confirmed(problem: Problem) -> bool:
-        verdict = problem_confirmed(ctx, problem.path)
-        # Not run (`--no-exec`, or nothing to run): the program's presence is the best we know.
-        return program_exists(problem) if verdict is None else bool(verdict)
+    def confirmed(problem: Problem) -> bool | None:
+        return problem_confirmed(ctx, problem.path)
 
     return confirmed
+
+
+def owed_of(ctx: Context, chapter_ids: list[str] | None = None) -> CourseOwed:
+    """What every chapter owes, with this run's program verdicts: what `coursekit owed` shows."""
+    return course_owed(ctx.course, confirmed_by(ctx), chapter_ids)
 
 
 def _published(ctx: Context) -> Iterator[tuple[Chapter, ChapterOwed]]:
     for chapter in ctx.course.chapters.values():
         if chapter.manifest.status == "published":
-            yield chapter, chapter_owed(ctx.course, chapter, _confirmed(ctx))
+            yield chapter, chapter_owed(ctx.course, chapter, confirmed_by(ctx))
 
 
 def _short(count: Count, what: str) -> str:
