@@ -81,6 +81,12 @@ def main() -> None:
 )
 @click.option("--no-cache", is_flag=True, help="Neither read nor write .coursekit_cache/.")
 @click.option(
+    "--changed",
+    is_flag=True,
+    help="PATHS are a change's files (the pre-commit hook): also report what the course files "
+    "git says it deletes or renames away broke; exit 0 when the course did not change.",
+)
+@click.option(
     "--jobs",
     "-j",
     type=click.IntRange(min=1),
@@ -96,11 +102,19 @@ def check_command(
     no_exec: bool,
     structural: bool,
     no_cache: bool,
+    changed: bool,
     jobs: int | None,
     course: Path | None,
 ) -> None:
     """Check the course. PATHS narrow what is reported; every rule still sees the whole tree."""
     project = _project(course)
+    from coursekit.commands import check
+
+    if changed:
+        narrowed = check.changed_paths(project, paths, sys.stderr)
+        if narrowed is None:
+            sys.exit(0)  # nothing in the course changed: nothing it could break
+        paths = tuple(narrowed)
     if select is not None or ignore is not None:
         from dataclasses import replace
 
@@ -121,8 +135,6 @@ def check_command(
         from coursekit.report.progress import TerminalProgress
 
         options["progress"] = TerminalProgress(sys.stderr)
-    from coursekit.commands import check
-
     color = sys.stdout.isatty()
     try:
         code = check.run_cached(project, paths, chosen, sys.stdout, color, options, not no_cache)

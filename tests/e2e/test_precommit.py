@@ -123,6 +123,12 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
         (repo.path / "pyproject.toml").write_text(config, encoding="utf-8")
     (repo.path / ".pre-commit-config.yaml").write_text(local_hooks(), encoding="utf-8")
     repo.ok(sys.executable, "-m", "coursekit", "schema")
+    commit_and_install(repo)
+    return repo
+
+
+def commit_and_install(repo: GitRepo) -> None:
+    """`git init`, commit everything there (without hooks), then `pre-commit install`."""
     repo.ok("git", "init", "-q", "-b", "main")
     repo.ok("git", "config", "user.name", "Course Author")
     repo.ok("git", "config", "user.email", "author@example.invalid")
@@ -130,7 +136,6 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
     repo.ok("git", "add", "-A")
     repo.ok("git", "commit", "-q", "--no-verify", "-m", "the course")
     repo.ok(*pre_commit(), "install")
-    return repo
 
 
 @pytest.fixture

@@ -47,6 +47,24 @@ def run_cached(
     return code
 
 
+def changed_paths(project: Project, paths: Sequence[Path], err: TextIO) -> list[Path] | None:
+    """`--changed`: what to report on for a change (see coursekit.changed).
+
+    The given paths plus the course files the change deletes and the manifests listing them;
+    [] (the whole course) when git cannot tell; None when nothing in the course changed.
+    """
+    from coursekit import changed
+
+    try:
+        deleted = changed.deleted_targets(project.course_dir)
+    except changed.GitUnavailable as exc:
+        err.write(f"coursekit: git cannot list deleted files ({exc}); reporting the whole course\n")
+        return []
+    if not deleted and not changed.in_course(project.course_dir, paths):
+        return None
+    return [*paths, *deleted]
+
+
 class UnknownFormat(ValueError):
     """An output format no reporter is registered for (a usage error)."""
 

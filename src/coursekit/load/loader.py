@@ -64,9 +64,17 @@ class _Loader:
             return path.as_posix()
 
     def report(
-        self, location: Location, code: str, message: str, severity: Severity = Severity.ERROR
+        self,
+        location: Location,
+        code: str,
+        message: str,
+        severity: Severity = Severity.ERROR,
+        missing: Path | None = None,
     ) -> None:
-        self.diagnostics.append(Diagnostic.at(location, code, message, severity))
+        # A missing file is related to the finding: naming its path (as the pre-commit hook
+        # does for a deleted file) reports the manifest that still lists it.
+        related = (self.rel(missing),) if missing is not None else ()
+        self.diagnostics.append(Diagnostic.at(location, code, message, severity, related=related))
 
     def failed(self, problems: list[Diagnostic]) -> None:
         """Remember why a document did not load: reports name it instead of dropping it."""
@@ -149,6 +157,7 @@ class _Loader:
                 listed_at,
                 codes.MISSING_FILE,
                 f"book '{book_id}' is listed but {self.rel(path)} does not exist",
+                missing=path,
             )
             return False
         manifest = self.document(path, BookManifest)
@@ -204,6 +213,7 @@ class _Loader:
                 listed_at,
                 codes.MISSING_FILE,
                 f"{self.rel(candidates[0])}/chapter.yaml does not exist",
+                missing=candidates[0] / "chapter.yaml",
             )
             return None
         return candidates[0]
@@ -232,6 +242,7 @@ class _Loader:
                     manifest.loc("items", index, "lesson"),
                     codes.MISSING_FILE,
                     f"lesson '{item.lesson}' is listed but {self.rel(lesson_path)} does not exist",
+                    missing=lesson_path,
                 )
                 continue
             lesson = self.load_lesson(lesson_path, item.lesson, manifest.id)
@@ -288,6 +299,7 @@ class _Loader:
                 chapter.loc("problems", index),
                 codes.MISSING_FILE,
                 f"problem '{problem_id}' is listed but {self.rel(path)} does not exist",
+                missing=path,
             )
             return None
         meta = self.document(path, WorkedProblem)
@@ -307,6 +319,7 @@ class _Loader:
                 chapter.loc("exercises", index),
                 codes.MISSING_FILE,
                 f"exercise '{exercise_id}' is listed but {self.rel(path)} does not exist",
+                missing=path,
             )
             return None
         meta = self.document(path, Exercise)
@@ -328,6 +341,7 @@ class _Loader:
                 named_at,
                 codes.MISSING_FILE,
                 f"program '{name}' does not exist beside {self.rel(folder)}",
+                missing=path,
             )
             return Program(path=self.rel(path), source=None)
         return Program(path=self.rel(path), source=self.text(path))
