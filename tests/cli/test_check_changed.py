@@ -138,3 +138,10 @@ def test_outside_git_the_whole_course_is_reported(
     assert result.exit_code == 1
     assert "CK109" in result.output
     assert "git cannot list deleted files" in result.output  # CliRunner mixes stderr in
+
+
+def test_a_deleted_figure_asset_reports_the_chapter(repo: Repo) -> None:
+    repo.git("rm", "-q", "course/I/1-first-steps/figures/tokens.svg")
+    result = repo.check()
+    assert result.exit_code == 1, result.output
+    assert f"course/{CHAPTER}:" in result.output and "tokens.svg" in result.output
