@@ -225,6 +225,7 @@ class DiskStore:
         self._salt: str | None = None
         self._base: Path | None = None
         self.writable = True
+        self.declined: list[str] = []  # results not kept (clock-dependent): see RunCache
 
     @property
     def salt(self) -> str:
@@ -262,6 +263,12 @@ class DiskStore:
         if not _write_json(self._path(namespace, key), entry):
             # unwritable folder or a value JSON cannot hold: the result is simply not kept
             return
+
+    def decline(self, namespace: str, key: str, why: str) -> None:
+        """Not kept, and an entry an earlier run left under the same key is removed."""
+        self.declined.append(why)
+        with contextlib.suppress(OSError):
+            self._path(namespace, key).unlink(missing_ok=True)
 
 
 # Parsed documents -------------------------------------------------------------------------------
@@ -336,6 +343,10 @@ class Layered:
     def put(self, namespace: str, key: str, value: Any) -> None:
         self.memory[(namespace, key)] = value
         self.below.put(namespace, key, value)
+
+    def decline(self, namespace: str, key: str, why: str) -> None:
+        self.memory.pop((namespace, key), None)
+        self.below.decline(namespace, key, why)
 
 
 # The course tree's digest ------------------------------------------------------------------------

@@ -8,7 +8,8 @@ result is a :class:`CheckResult` whose ``status`` is one of
 * ``"false"``    -- disproven (the message shows both sides, often at a counterexample point);
 * ``"unproven"`` -- sympy could not decide either way (distinct from false);
 * ``"error"``    -- the claim itself is malformed (bad syntax, unknown field, missing formula);
-  ``offset`` and ``field`` then point into the offending text.
+  ``offset`` and ``field`` then point into the offending text;
+* ``"crashed"``  -- sympy raised, or ran out of memory or recursion depth: no verdict at all.
 
 Claim kinds and their precise semantics (``where`` substitutions are applied first, to every
 expression of the claim, simultaneously; assumptions are the lesson's ``assume``):
@@ -247,7 +248,7 @@ def split_equation(text: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class CheckResult:
-    status: str  # "ok" | "false" | "unproven" | "error"
+    status: str  # "ok" | "false" | "unproven" | "error" | "crashed"
     message: str
     offset: int | None = None
     field: str | None = None
@@ -1045,9 +1046,11 @@ def check_claim(ctx: Context, claim: Claim) -> CheckResult:
     except ClaimError as exc:
         return CheckResult("error", exc.message, field=exc.field)
     except RecursionError:
-        return CheckResult("unproven", "sympy ran out of recursion depth")
-    except (NotImplementedError, ValueError, TypeError, ArithmeticError, AttributeError) as exc:
-        return CheckResult("unproven", f"sympy could not decide: {type(exc).__name__}: {exc}")
+        return CheckResult("crashed", "sympy ran out of recursion depth")
+    except NotImplementedError as exc:  # sympy's way of saying it cannot decide
+        return CheckResult("unproven", f"sympy could not decide: {exc}")
+    except (ValueError, TypeError, ArithmeticError, AttributeError) as exc:
+        return CheckResult("crashed", f"sympy raised {type(exc).__name__}: {exc}")
 
 
 def check_equation_latex(

@@ -14,10 +14,12 @@ optional memory limit) costs only the job it was running.  Nothing can hang the 
 Formula syntax, numbers in the prose and quiz answers need no sympy: they are checked in the
 parent (the last two against the values the claim jobs computed).
 
-Verdict ``status`` values: ``ok``, ``false``, ``unproven`` (sympy could not decide), ``error``
-(malformed text; ``offset``/``field`` locate it), ``timeout``, ``missing`` (a reference to a claim
-or formula that does not exist) and ``skipped`` (not checked because what it depends on failed;
-a caller should not report these twice).
+Verdict ``status`` values (:data:`STATUSES`): ``ok``, ``false``, ``unproven`` (sympy could not
+decide), ``error`` (malformed text; ``offset``/``field`` locate it), ``timeout``, ``crashed`` (the
+worker died, ran out of memory, or sympy raised: not a verdict about the maths), ``missing`` (a
+reference to a claim or formula that does not exist) and ``skipped`` (not checked because what it
+depends on failed; a caller should not report these twice).  ``timeout`` and ``crashed`` depend on
+the machine and the moment: a caller must not keep them.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from coursekit.verify.claims import (
     CheckResult,
@@ -44,8 +46,16 @@ from coursekit.verify.claims import (
 from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits
 
 #: Bump when a change to the engine can change a verdict (part of the fingerprint).
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"
 DEFAULT_TIMEOUT = 5.0
+
+#: What a verdict is about, and what came of it (a caller maps every pair; see rules/outcomes).
+Subject = Literal["spec", "formula", "claim", "equation", "number", "quiz"]
+Status = Literal["ok", "false", "unproven", "error", "timeout", "crashed", "missing", "skipped"]
+SUBJECTS: tuple[str, ...] = get_args(Subject)
+STATUSES: tuple[str, ...] = get_args(Status)
+#: Statuses that say something about the machine or the moment, not about the maths.
+VOLATILE: frozenset[str] = frozenset({"timeout", "crashed"})
 
 
 @dataclass(frozen=True)
@@ -185,11 +195,11 @@ def _safe(job: Job) -> CheckResult:
     except FormulaError as exc:
         return CheckResult("error", exc.message, offset=exc.offset, field=exc.source)
     except MemoryError:
-        return CheckResult("unproven", "ran out of memory")
+        return CheckResult("crashed", "ran out of memory")
     except RecursionError:
-        return CheckResult("unproven", "sympy ran out of recursion depth")
-    except Exception as exc:  # any failure inside sympy is a verdict, not a crash
-        return CheckResult("unproven", f"sympy failed: {type(exc).__name__}: {exc}")
+        return CheckResult("crashed", "sympy ran out of recursion depth")
+    except Exception as exc:  # any failure inside sympy is reported as such, never as a pass
+        return CheckResult("crashed", f"sympy raised {type(exc).__name__}: {exc}")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -286,10 +296,7 @@ def _supervise(
             status = _reap(pid)
             if current >= count:
                 return count
-            why = "the worker died"
-            if status is not None and os.WIFSIGNALED(status):
-                why += f" (signal {os.WTERMSIG(status)})"
-            results[current] = (CheckResult("unproven", why), time.monotonic() - started)
+            results[current] = (CheckResult("crashed", _death(status)), time.monotonic() - started)
             return current + 1
         buffer += chunk
         while b"\n" in buffer:
@@ -307,6 +314,20 @@ def _supervise(
                 )
                 current = i + 1
                 started = time.monotonic()
+
+
+def _death(status: int | None) -> str:
+    """What killed a worker, in words (SIGKILL is what the kernel's OOM killer sends)."""
+    if status is not None and os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return f"the worker died: killed by {name}"
+    if status is not None and os.WIFEXITED(status):
+        return f"the worker died: it exited with status {os.WEXITSTATUS(status)}"
+    return "the worker died"
 
 
 def run_inline(jobs: Sequence[Job], timeout: float) -> list[tuple[CheckResult, float]]:
@@ -461,7 +482,7 @@ def _pending(subject: str, index: int, cid: str, cv: Verdict | None) -> Verdict 
     if cv is None:
         return Verdict(subject, cid, index, "missing", f"no claim with id {cid!r}")
     if cv.value is None:
-        if cv.status in ("error", "timeout", "skipped", "unproven"):
+        if cv.status in ("error", "timeout", "crashed", "skipped", "unproven"):
             return Verdict(
                 subject, cid, index, "skipped", f"claim {cid!r} was not checked ({cv.status})"
             )
@@ -502,6 +523,9 @@ def _skip_all(spec: MathsSpec, why: str) -> list[Verdict]:
 __all__ = [
     "DEFAULT_TIMEOUT",
     "ENGINE_VERSION",
+    "STATUSES",
+    "SUBJECTS",
+    "VOLATILE",
     "MathsSpec",
     "Verdict",
     "run_inline",
