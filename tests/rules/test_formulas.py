@@ -192,6 +192,25 @@ def test_an_equation_sympy_cannot_decide_is_an_error(tiny_course: Path) -> None:
     assert REGISTRY["CK805"].severity == "error"
 
 
+def test_t_squared_over_d_claimed_theta_t_is_false(tiny_course: Path) -> None:
+    """Issue 12: it was only 'could not be proven' (CK805); for a fixed d it grows as T**2."""
+    extra = "  - {id: lin, kind: order, expr: T**2/d, order: T}\nquiz:"
+    write_lesson(tiny_course, FRONT.replace("quiz:", extra, 1))
+    assert findings(tiny_course, "CK805") == []
+    (found,) = findings(tiny_course, "CK804")
+    assert found.location.line == line_of(tiny_course, "id: lin")
+    assert "order claim 'lin' is false" in found.message and "grows faster in T" in found.message
+
+
+def test_zero_digits_and_zero_value_no_longer_pass_anything(tiny_course: Path) -> None:
+    """Issue 12: `digits: 0` rounded every number to 0, so `value: 0` held for any expression."""
+    extra = "  - {id: any, kind: value, expr: recurrence, where: {T: 5, d_h: 2, d_x: 3}, value: 0, digits: 0}\nquiz:"
+    write_lesson(tiny_course, FRONT.replace("quiz:", extra, 1))
+    (found,) = findings(tiny_course, "CK807")
+    assert found.location.line == line_of(tiny_course, "id: any")
+    assert "claim 'any': digits must be" in found.message and "from 1 to 30" in found.message
+
+
 def test_timeout(tiny_course: Path) -> None:
     slow = '  - {id: slow, kind: identity, lhs: "(a+b+c+d+e+f)**30*(a-b+c-d+e-f)**30", rhs: "1"}\nquiz:'
     write_lesson(tiny_course, FRONT.replace("quiz:", slow, 1))
