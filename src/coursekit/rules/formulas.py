@@ -21,6 +21,7 @@ from coursekit.diagnostics import Severity
 from coursekit.hints import did_you_mean
 from coursekit.model.base import Location, Node
 from coursekit.model.tree import Course, Lesson
+from coursekit.rules import _assume
 from coursekit.rules.base import Context, Finding, rule
 from coursekit.rules.outcomes import kept, maths_outcome
 
@@ -119,8 +120,12 @@ def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
         return None
     from coursekit.verify import MathsSpec, Verdict, verify_document
 
+    notation = ctx.course.derive(
+        (NAMESPACE, "assume", lesson.chapter_id),
+        lambda: _assume.inherited(ctx.course, ctx.course.chapters.get(lesson.chapter_id)),
+    )
     spec = MathsSpec.build(
-        assume={k: v for k, v in meta.assume.model_dump().items() if v},
+        assume=_assume.merged(meta.assume.model_dump(), notation),
         formulas=dict(meta.formulas),
         claims=[c.model_dump(by_alias=True, exclude_none=True) for c in meta.claims],
         equations=[(e.label, e.latex) for e in equations],
@@ -277,8 +282,9 @@ def formula_syntax(ctx: Context) -> Iterator[Finding]:
     calls to sqrt, exp, log, ln, sin, cos, tan, tanh, sigmoid, Abs, floor, ceiling, Max, Min.
     Nothing is evaluated; attribute access, strings, lambdas, comprehensions, `^`, exponents
     above 1000 and texts over 2000 characters are refused. Formulas that refer to each other in
-    a cycle, and assumptions other than positive, nonnegative, integer and real, are reported
-    here too.
+    a cycle, assumptions other than positive, nonnegative, integer and real, and a notation
+    entry whose `assume` names a symbol that is not one formula name (`\\mathrm{softmax}`) are
+    reported here too.
 
     Fails:
         formulas:
@@ -288,6 +294,9 @@ def formula_syntax(ctx: Context) -> Iterator[Finding]:
         formulas:
           recurrence: T*(d_h**2 + d_h*d_x)
     """
+    if ctx.options.get("formulas", True) is not False:
+        for location, message in _assume.unusable(ctx.course):
+            yield Finding(location, message)
     for maths, v in _reported(ctx, "CK801"):
         where = _where(ctx.course, maths, v)
         if v.subject == "spec":
