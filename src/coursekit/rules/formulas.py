@@ -548,6 +548,7 @@ def check_crashed(ctx: Context) -> Iterator[Finding]:
     raise `sympy-memory-mb`.
 
     Fails:
+        # with sympy-memory-mb = 400 in [tool.coursekit]
         formulas: {big: 9**999, huge: 2**big}
         claims:
           - {id: hungry, kind: identity, lhs: huge, rhs: "huge + 1"}

@@ -864,7 +864,7 @@ def check_order(ctx: Context, claim: Claim) -> CheckResult:
         return CheckResult("false", f"{head}, not {big}({_fmt(o)}): {why}")
     if status == "error":
         raise FormulaError(why, 0, order_t, "order")
-    return CheckResult("unproven", f"{expr_t} is {big}({order_t})? {why}")
+    return CheckResult("unproven", f"could not prove {expr_t} is {big}({order_t}): {why}")
 
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
