@@ -14,7 +14,9 @@ Three layers, each keyed by everything its value depends on:
   tree (every file's path and content hash and every folder's path, so also which exist), the
   configuration, the options, the output format, the reported paths and the environment above.
   When nothing changed, `check` replays the stored output without importing pydantic, the
-  rules, sympy or numpy.
+  rules, sympy or numpy. A run in which a rule family *declined* a result (`decline`: a
+  timeout, a killed worker, a crash; a verdict that depended on the clock) is never recorded,
+  so the next run checks again instead of replaying a slow moment.
 
 Content hashes are memoised in a stat table (path -> mtime_ns, ctime_ns, size, inode, sha256),
 the strategy git uses for its index: a file whose stat tuple is unchanged keeps its hash,
