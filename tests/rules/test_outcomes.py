@@ -1,7 +1,7 @@
 """Every outcome has a diagnostic: the table in coursekit.rules.outcomes, walked pair by pair.
 
 The pairs come from the verifier's and the runner's own enumerations (the `Subject`/`Status`
-literals of coursekit.verify.runner, the `Status` enum of coursekit.exec.types), so a status
+literals of coursekit.verify.status, the `Status` enum of coursekit.exec.types), so a status
 added there without a row here fails.
 """
 
@@ -19,7 +19,8 @@ from coursekit.load import load_course
 from coursekit.rules import REGISTRY, formulas, problems
 from coursekit.rules.base import Context, Finding
 from coursekit.rules.outcomes import MATHS, PROGRAMS, kept, maths_outcome, program_outcome, table
-from coursekit.verify.runner import STATUSES, SUBJECTS, Verdict
+from coursekit.verify.runner import Verdict
+from coursekit.verify.status import STATUSES, SUBJECTS
 from helpers import PROBLEM, copy_golden
 
 MATHS_PAIRS = [(subject, status) for subject in SUBJECTS for status in STATUSES]

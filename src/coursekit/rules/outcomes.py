@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from coursekit.diagnostics import Severity
 from coursekit.exec.types import Status as ProgramStatus
-from coursekit.verify.runner import STATUSES, SUBJECTS, VOLATILE
+from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ _UNPROVEN = Outcome(
 )
 
 #: (subject, status) of a sympy verdict -> its diagnostic. Subjects and statuses are those of
-#: coursekit.verify.runner; pairs the verifier does not produce today are mapped all the same.
+#: coursekit.verify.status; pairs the verifier does not produce today are mapped all the same.
 MATHS: dict[tuple[str, str], Outcome] = {}
 for _subject in SUBJECTS:
     MATHS[(_subject, "ok")] = _PASS

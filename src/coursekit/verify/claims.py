@@ -72,6 +72,7 @@ from coursekit.verify.expr import (
     to_sympy,
 )
 from coursekit.verify.latex import parse_latex_sides
+from coursekit.verify.status import Status
 from coursekit.verify.tree import Name, Node, first_offset, free_names
 
 if TYPE_CHECKING:
@@ -263,7 +264,7 @@ def split_equation(text: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class CheckResult:
-    status: str  # "ok" | "false" | "unproven" | "error" | "crashed"
+    status: Status
     message: str
     offset: int | None = None
     field: str | None = None

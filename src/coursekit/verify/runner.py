@@ -32,7 +32,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, get_args
+from typing import Any
 
 from coursekit.verify.claims import (
     CheckResult,
@@ -44,18 +44,11 @@ from coursekit.verify.claims import (
     check_quiz_answer,
 )
 from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits
+from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE, Status, Subject
 
 #: Bump when a change to the engine can change a verdict (part of the fingerprint).
 ENGINE_VERSION = "2"
 DEFAULT_TIMEOUT = 5.0
-
-#: What a verdict is about, and what came of it (a caller maps every pair; see rules/outcomes).
-Subject = Literal["spec", "formula", "claim", "equation", "number", "quiz"]
-Status = Literal["ok", "false", "unproven", "error", "timeout", "crashed", "missing", "skipped"]
-SUBJECTS: tuple[str, ...] = get_args(Subject)
-STATUSES: tuple[str, ...] = get_args(Status)
-#: Statuses that say something about the machine or the moment, not about the maths.
-VOLATILE: frozenset[str] = frozenset({"timeout", "crashed"})
 
 
 @dataclass(frozen=True)
@@ -152,10 +145,10 @@ class Verdict:
     id they cite); ``index`` the position among the spec's entries of that subject.
     """
 
-    subject: str
+    subject: Subject
     key: str
     index: int
-    status: str
+    status: Status
     message: str
     offset: int | None = None
     field: str | None = None
@@ -396,7 +389,7 @@ def verify_document(
             )
 
     jobs: list[Job] = []
-    owners: list[tuple[str, str, int]] = []
+    owners: list[tuple[Subject, str, int]] = []
     seen: dict[str, int] = {}
     pre: dict[tuple[str, int], Verdict] = {}
     for i, claim in enumerate(spec.claims):
@@ -478,7 +471,7 @@ def _warm(sp: Any) -> None:
         pass
 
 
-def _pending(subject: str, index: int, cid: str, cv: Verdict | None) -> Verdict | None:
+def _pending(subject: Subject, index: int, cid: str, cv: Verdict | None) -> Verdict | None:
     if cv is None:
         return Verdict(subject, cid, index, "missing", f"no claim with id {cid!r}")
     if cv.value is None:
