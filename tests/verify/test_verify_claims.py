@@ -277,6 +277,12 @@ def test_order_is_the_same_for_polynomial_and_other_shapes(ctx: Context) -> None
     assert run(ctx, kind="order", expr="T**2/d + T/d", order="T**2/d").ok
     assert run(ctx, kind="order", expr="T**2/d + T", order="T**2/d").status == "false"
     assert run(ctx, kind="order", expr="T**2/d", order="T**2", bound="O").ok
+    # a ratio of polynomials with one dominant term each grows as the ratio of those terms
+    assert run(ctx, kind="order", expr="T**2*d/(T*d + 1)", order="T").ok
+    r = run(ctx, kind="order", expr="T**3*d/(T*d + 1)", order="T")
+    assert r.status == "false" and "grows as T**2, faster in T" in r.message
+    r = run(ctx, kind="order", expr="T*d/(T*d**2 + 1)", order="T")
+    assert r.status == "false" and "grows as 1/d, more slowly in T, d" in r.message
     r = run(ctx, kind="order", expr="T**2", order="T**2/d", bound="O")
     assert r.status == "false" and "grows faster in d" in r.message
 

@@ -59,7 +59,43 @@ def decide(e: SympyExpr, o: SympyExpr, variables: Sequence[Any], theta: bool) ->
     terms = power_terms(ratio, variables)
     if terms is not None:
         return _by_terms(terms, o, variables, theta)
+    leading = _by_leading(ratio, o, variables, theta)
+    if leading is not None:
+        return leading
     return _by_limits(sp.simplify(e / o), variables, theta, f"the ratio to {sp.sstr(o)}")
+
+
+def _dominant(poly: Any) -> tuple[Any, tuple[int, ...]] | None:
+    """The term whose exponents are >= every other term's, one by one (if there is one)."""
+    terms = [(exps, coeff) for exps, coeff in poly.terms() if coeff != 0]
+    for exps, coeff in terms:
+        if all(all(a >= b for a, b in zip(exps, other, strict=True)) for other, _ in terms):
+            return coeff, exps
+    return None
+
+
+def _by_leading(
+    ratio: SympyExpr, o: SympyExpr, variables: Sequence[Any], theta: bool
+) -> tuple[str, str] | None:
+    """A ratio of polynomials, each with one dominant term of positive coefficient, grows as the
+    ratio of those terms (every other term is at most 1/N of it once each variable is >= N)."""
+    sp = sympy_module()
+    num, den = sp.fraction(sp.cancel(sp.together(ratio)))
+    if not (num.is_polynomial(*variables) and den.is_polynomial(*variables)):
+        return None
+    top = _dominant(sp.Poly(num, *variables))
+    bottom = _dominant(sp.Poly(den, *variables))
+    if top is None or bottom is None or not (top[0].is_positive and bottom[0].is_positive):
+        return None
+    exps = tuple(a - b for a, b in zip(top[1], bottom[1], strict=True))
+    grows = sp.simplify(top[0] / bottom[0] * _monomial(exps, variables) * o)
+    faster = [str(v) for v, k in zip(variables, exps, strict=True) if k > 0]
+    slower = [str(v) for v, k in zip(variables, exps, strict=True) if k < 0]
+    if faster:
+        return "false", f"it grows as {sp.sstr(grows)}, faster in {', '.join(faster)}"
+    if slower and theta:
+        return "false", f"it grows as {sp.sstr(grows)}, more slowly in {', '.join(slower)}"
+    return "ok", f"it grows as {sp.sstr(grows)}"
 
 
 def _monomial(exps: Sequence[Any], variables: Sequence[Any]) -> SympyExpr:
