@@ -14,7 +14,9 @@ Three layers, each keyed by everything its value depends on:
   tree (every file's path and content hash and every folder's path, so also which exist), the
   configuration, the options, the output format, the reported paths and the environment above.
   When nothing changed, `check` replays the stored output without importing pydantic, the
-  rules, sympy or numpy.
+  rules, sympy or numpy. A run in which a rule family *declined* a result (`decline`: a
+  timeout, a killed worker, a crash; a verdict that depended on the clock) is never recorded,
+  so the next run checks again instead of replaying a slow moment.
 
 Content hashes are memoised in a stat table (path -> mtime_ns, ctime_ns, size, inode, sha256),
 the strategy git uses for its index: a file whose stat tuple is unchanged keeps its hash,
@@ -225,6 +227,7 @@ class DiskStore:
         self._salt: str | None = None
         self._base: Path | None = None
         self.writable = True
+        self.declined: list[str] = []  # results not kept (clock-dependent): see RunCache
 
     @property
     def salt(self) -> str:
@@ -262,6 +265,12 @@ class DiskStore:
         if not _write_json(self._path(namespace, key), entry):
             # unwritable folder or a value JSON cannot hold: the result is simply not kept
             return
+
+    def decline(self, namespace: str, key: str, why: str) -> None:
+        """Not kept, and an entry an earlier run left under the same key is removed."""
+        self.declined.append(why)
+        with contextlib.suppress(OSError):
+            self._path(namespace, key).unlink(missing_ok=True)
 
 
 # Parsed documents -------------------------------------------------------------------------------
@@ -336,6 +345,10 @@ class Layered:
     def put(self, namespace: str, key: str, value: Any) -> None:
         self.memory[(namespace, key)] = value
         self.below.put(namespace, key, value)
+
+    def decline(self, namespace: str, key: str, why: str) -> None:
+        self.memory.pop((namespace, key), None)
+        self.below.decline(namespace, key, why)
 
 
 # The course tree's digest ------------------------------------------------------------------------

@@ -98,7 +98,7 @@ def line_of(course: Path, needle: str) -> int:
     return text[: text.index(needle)].count("\n") + 1
 
 
-CODES = [f"CK8{n:02d}" for n in range(1, 13)]
+CODES = [f"CK8{n:02d}" for n in range(1, 14)]
 
 
 def test_the_family_is_registered_with_docs() -> None:
@@ -180,6 +180,37 @@ def test_unproven_claim(tiny_course: Path) -> None:
     assert "could not be proven" in found.message
 
 
+def test_an_equation_sympy_cannot_decide_is_an_error(tiny_course: Path) -> None:
+    """Issue 12: an `unproven` equation used to pass silently (no rule mapped it)."""
+    front = FRONT.replace("  ratio: T/d\n", "  ratio: T/d\n  squash: tanh(T)\n")
+    body = BODY + "\n$$\\frac{\\exp(2T) - 1}{\\exp(2T) + 1}$$ {#eq:squash}\n"
+    write_lesson(tiny_course, front, body)
+    (found,) = findings(tiny_course, "CK805")
+    assert found.location.line == line_of(tiny_course, "{#eq:squash}")
+    assert found.message.startswith("equation 'squash' could not be proven")
+    assert "assume" in found.message and "where" in found.message
+    assert REGISTRY["CK805"].severity == "error"
+
+
+def test_t_squared_over_d_claimed_theta_t_is_false(tiny_course: Path) -> None:
+    """Issue 12: it was only 'could not be proven' (CK805); for a fixed d it grows as T**2."""
+    extra = "  - {id: lin, kind: order, expr: T**2/d, order: T}\nquiz:"
+    write_lesson(tiny_course, FRONT.replace("quiz:", extra, 1))
+    assert findings(tiny_course, "CK805") == []
+    (found,) = findings(tiny_course, "CK804")
+    assert found.location.line == line_of(tiny_course, "id: lin")
+    assert "order claim 'lin' is false" in found.message and "grows faster in T" in found.message
+
+
+def test_zero_digits_and_zero_value_no_longer_pass_anything(tiny_course: Path) -> None:
+    """Issue 12: `digits: 0` rounded every number to 0, so `value: 0` held for any expression."""
+    extra = "  - {id: any, kind: value, expr: recurrence, where: {T: 5, d_h: 2, d_x: 3}, value: 0, digits: 0}\nquiz:"
+    write_lesson(tiny_course, FRONT.replace("quiz:", extra, 1))
+    (found,) = findings(tiny_course, "CK807")
+    assert found.location.line == line_of(tiny_course, "id: any")
+    assert "claim 'any': digits must be" in found.message and "from 1 to 30" in found.message
+
+
 def test_timeout(tiny_course: Path) -> None:
     slow = '  - {id: slow, kind: identity, lhs: "(a+b+c+d+e+f)**30*(a-b+c-d+e-f)**30", rhs: "1"}\nquiz:'
     write_lesson(tiny_course, FRONT.replace("quiz:", slow, 1))
@@ -197,8 +228,8 @@ def test_a_claim_that_eats_memory_stops_at_its_limit(tiny_course: Path) -> None:
     )
     write_lesson(tiny_course, FRONT.replace("claims:\n", hungry, 1))
     config = Config(limits=Limits(sympy_seconds=20, sympy_memory_mb=400))
-    messages = [f.message for f in findings(tiny_course, "CK805", config)]
-    assert "claim 'hungry' could not be proven: ran out of memory" in messages
+    messages = [f.message for f in findings(tiny_course, "CK813", config)]
+    assert "claim 'hungry': the check crashed: ran out of memory" in messages
 
 
 def test_invalid_claim(tiny_course: Path) -> None:

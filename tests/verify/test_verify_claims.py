@@ -250,6 +250,76 @@ def test_order_non_polynomial_single_variable(ctx: Context) -> None:
     assert run(ctx, kind="order", expr="T**2", order="T*log(T)").status == "false"
 
 
+# Issue 12: one semantics of Θ for every branch (every variable >= N; each may grow on its own).
+
+
+def test_t_squared_over_d_is_not_theta_t_it_is_false_not_unproven(ctx: Context) -> None:
+    r = run(ctx, kind="order", expr="T**2/d", order="T")
+    assert r.status == "false", r.message
+    assert "grows faster in T" in r.message
+
+
+def test_non_polynomial_true_on_the_diagonal_but_false_per_variable(ctx: Context) -> None:
+    # along T = d = t the ratio is log(t)/log(t) = 1; for a fixed d it grows as log(T)
+    r = run(ctx, kind="order", expr="T*log(T)/log(d)", order="T")
+    assert r.status == "false", r.message
+    assert "d fixed" in r.message and "as T grows" in r.message
+    r = run(ctx, kind="order", expr="T*exp(T - d)", order="T")
+    assert r.status == "false" and "with d fixed" in r.message, r.message
+
+
+def test_order_is_the_same_for_polynomial_and_other_shapes(ctx: Context) -> None:
+    # both fall short of T*d**2 along the diagonal, whatever branch decides them
+    assert run(ctx, kind="order", expr="T*d + d**2", order="T*d**2").status == "false"
+    assert run(ctx, kind="order", expr="T*d/(T + d)", order="T").status == "false"
+    assert run(ctx, kind="order", expr="sqrt(T**3/d)", order="T").status == "false"
+    assert run(ctx, kind="order", expr="T*log(d) + T", order="T*log(d)").ok
+    assert run(ctx, kind="order", expr="T**2/d + T/d", order="T**2/d").ok
+    assert run(ctx, kind="order", expr="T**2/d + T", order="T**2/d").status == "false"
+    assert run(ctx, kind="order", expr="T**2/d", order="T**2", bound="O").ok
+    # a ratio of polynomials with one dominant term each grows as the ratio of those terms
+    assert run(ctx, kind="order", expr="T**2*d/(T*d + 1)", order="T").ok
+    r = run(ctx, kind="order", expr="T**3*d/(T*d + 1)", order="T")
+    assert r.status == "false" and "grows as T**2, faster in T" in r.message
+    r = run(ctx, kind="order", expr="T*d/(T*d**2 + 1)", order="T")
+    assert r.status == "false" and "grows as 1/d, more slowly in T, d" in r.message
+    r = run(ctx, kind="order", expr="T**2", order="T**2/d", bound="O")
+    assert r.status == "false" and "grows faster in d" in r.message
+
+
+# Issue 12: degenerate `digits` and `tolerance` are refused with a message that says why.
+
+
+def read_run(ctx: Context, **data: Any) -> Any:
+    """As a lesson's claim is checked: an unreadable claim is an error verdict."""
+    return check_claim(ctx, Claim.read({"id": "c", **data}))
+
+
+def test_zero_digits_is_refused_instead_of_accepting_anything(ctx: Context) -> None:
+    r = read_run(
+        ctx,
+        kind="value",
+        expr="recurrence",
+        where={"T": 50, "d_h": 512, "d_x": 512},
+        value=0,
+        digits=0,
+    )
+    assert r.status == "error" and r.field == "digits"
+    assert "from 1 to 30" in r.message and "round every number to 0" in r.message
+
+
+@pytest.mark.parametrize("tolerance", [1, 1.5, 100])
+def test_a_relative_tolerance_of_one_or_more_is_refused(ctx: Context, tolerance: float) -> None:
+    r = read_run(ctx, kind="value", expr="T", where={"T": 7}, value=5, tolerance=tolerance)
+    assert r.status == "error" and r.field == "tolerance" and "below 1" in r.message
+
+
+def test_a_tolerance_around_zero_is_refused(ctx: Context) -> None:
+    r = run(ctx, kind="value", expr="T - 7", where={"T": 7}, value=0, tolerance=0.01)
+    assert r.status == "error" and r.field == "tolerance" and "relative to 0" in r.message
+    assert run(ctx, kind="value", expr="T - 7", where={"T": 7}, value=0).ok
+
+
 # -- inequality ----------------------------------------------------------------------------------
 
 

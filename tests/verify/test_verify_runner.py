@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import time
@@ -252,8 +253,32 @@ def test_run_isolated_survives_a_crashing_job() -> None:
         return CheckResult("ok", "fine")
 
     results = run_isolated([fine, crash, fine], timeout=5)
-    assert [r.status for r, _ in results] == ["ok", "unproven", "ok"]
-    assert "worker died" in results[1][0].message
+    assert [r.status for r, _ in results] == ["ok", "crashed", "ok"]
+    assert "worker died: it exited with status 3" in results[1][0].message
+
+
+def test_a_worker_killed_from_outside_is_crashed_not_unproven() -> None:
+    """The OOM killer's SIGKILL is reported as such (and `crashed` is never kept)."""
+    from coursekit.verify.claims import CheckResult
+
+    def killed() -> CheckResult:
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable")
+
+    ((result, _),) = run_isolated([killed], timeout=5)
+    assert (result.status, result.message) == ("crashed", "the worker died: killed by SIGKILL")
+
+
+def test_sympy_raising_is_crashed_not_a_verdict() -> None:
+    from coursekit.verify.claims import CheckResult
+    from coursekit.verify.runner import run_inline
+
+    def raises() -> CheckResult:
+        raise TypeError("cannot determine truth value of Relational")
+
+    ((result, _),) = run_inline([raises], timeout=5)
+    assert result.status == "crashed"
+    assert "sympy raised TypeError: cannot determine truth value" in result.message
 
 
 def test_run_inline_uses_an_alarm() -> None:

@@ -16,12 +16,22 @@ from coursekit.model.base import Node
 Scalar = int | float | str | bool
 
 
+AssumptionKind = Literal["positive", "nonnegative", "integer", "real"]
+
+
 class NotationEntry(Node):
     symbol: str = Field(description="The symbol as LaTeX, e.g. 'd_k' or '\\mathrm{softmax}'.")
     meaning: str
     local: bool = Field(
         default=False,
         description="A chapter's deliberate local override of a course-wide meaning.",
+    )
+    assume: list[AssumptionKind] = Field(
+        default_factory=list,
+        description=(
+            "What sympy may assume of the symbol in every lesson that sees this entry "
+            "(e.g. [positive, integer] for a count), as if each lesson's `assume` said it."
+        ),
     )
 
 

@@ -50,12 +50,22 @@ class ResultStore(Protocol):
 
     def put(self, namespace: str, key: str, value: Any) -> None: ...
 
+    def decline(self, namespace: str, key: str, why: str) -> None:
+        """Say that a result was computed but must not be kept: it depended on the clock (a
+        timeout, a killed worker). A run that declined anything is not replayed either."""
+        ...
+
 
 class MemoryStore:
     """The store used without a cache: remembers for one run only."""
 
     def __init__(self) -> None:
         self._data: dict[tuple[str, str], Any] = {}
+        self.declined: list[str] = []
+
+    def decline(self, namespace: str, key: str, why: str) -> None:
+        self._data.pop((namespace, key), None)
+        self.declined.append(why)
 
     def get(self, namespace: str, key: str) -> Any | None:
         return self._data.get((namespace, key))

@@ -21,7 +21,9 @@ from coursekit.diagnostics import Severity
 from coursekit.hints import did_you_mean
 from coursekit.model.base import Location, Node
 from coursekit.model.tree import Course, Lesson
+from coursekit.rules import _assume
 from coursekit.rules.base import Context, Finding, rule
+from coursekit.rules.outcomes import kept, maths_outcome
 
 NAMESPACE = "sympy"
 
@@ -118,8 +120,12 @@ def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
         return None
     from coursekit.verify import MathsSpec, Verdict, verify_document
 
+    notation = ctx.course.derive(
+        (NAMESPACE, "assume", lesson.chapter_id),
+        lambda: _assume.inherited(ctx.course, ctx.course.chapters.get(lesson.chapter_id)),
+    )
     spec = MathsSpec.build(
-        assume={k: v for k, v in meta.assume.model_dump().items() if v},
+        assume=_assume.merged(meta.assume.model_dump(), notation),
         formulas=dict(meta.formulas),
         claims=[c.model_dump(by_alias=True, exclude_none=True) for c in meta.claims],
         equations=[(e.label, e.latex) for e in equations],
@@ -137,8 +143,10 @@ def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
         verdicts = [Verdict.from_json(v) for v in cached]
     else:
         verdicts = verify_document(spec, timeout, memory_mb=memory_mb)
-        if not any(v.status == "timeout" for v in verdicts):  # a slow machine is not a fact
+        if all(kept(v.subject, v.status) for v in verdicts):
             ctx.store.put(NAMESPACE, key, [v.to_json() for v in verdicts])
+        else:  # a slow or crowded machine is not a fact about the lesson
+            ctx.store.decline(NAMESPACE, key, f"{lesson.path}: a check depended on the clock")
     return LessonMaths(lesson, equations, numbers, quiz, verdicts)
 
 
@@ -213,11 +221,57 @@ def claim_loc(
     return value_loc(course, meta, path, offset or 0)
 
 
-def _verdicts(maths: LessonMaths, subject: str) -> Iterator[Any]:
-    return (v for v in maths.verdicts if v.subject == subject)
-
-
 # -- the rules ------------------------------------------------------------------------------------
+# Which rule reports which verdict is decided by one table (coursekit.rules.outcomes); a rule
+# here only says where the verdict points and how it reads.
+
+
+def _reported(ctx: Context, code: str) -> Iterator[tuple[LessonMaths, Any]]:
+    """Every (lesson, verdict) that the outcome table assigns to `code`."""
+    for maths in lesson_maths(ctx):
+        for v in maths.verdicts:
+            if maths_outcome(v.subject, v.status, v.offset).code == code:
+                yield maths, v
+
+
+def _what(maths: LessonMaths, v: Any) -> str:
+    """The thing a verdict is about, as the author knows it."""
+    if v.subject == "spec":
+        return "the assumptions"
+    if v.subject == "number" and v.index < len(maths.numbers):
+        return f"the number [{maths.numbers[v.index].text}] written for claim '{v.key}'"
+    if v.subject == "quiz" and v.index < len(maths.quiz):
+        return f"quiz question {maths.quiz[v.index][0] + 1}"
+    return f"{v.subject} '{v.key}'"
+
+
+def _where(course: Course, maths: LessonMaths, v: Any) -> Location:
+    """Where a verdict points: the offending text when it has an offset, else its owner."""
+    lesson, meta = maths.lesson, maths.lesson.meta
+    error = v.status == "error"
+    if v.subject == "formula":
+        return value_loc(course, meta, ("formulas", v.key), v.offset or 0)
+    if v.subject == "claim":
+        return claim_loc(
+            course, lesson, v.index, v.field if error else None, v.offset if error else None
+        )
+    if v.subject == "equation" and v.index < len(maths.equations):
+        eq = maths.equations[v.index]
+        if v.status == "missing":
+            return lesson.body_loc(eq.label_offset)
+        return lesson.body_loc(eq.latex_offset + (v.offset or 0))
+    if v.subject == "number" and v.index < len(maths.numbers):
+        return lesson.body_loc(maths.numbers[v.index].offset)
+    if v.subject == "quiz" and v.index < len(maths.quiz):
+        q, _ = maths.quiz[v.index]
+        return meta.loc("quiz", q, "claim" if v.status == "missing" else "answer")
+    return meta.loc("assume")
+
+
+def _report(ctx: Context, code: str, says: str = "{what}: {message}") -> Iterator[Finding]:
+    for maths, v in _reported(ctx, code):
+        text = says.format(what=_what(maths, v), message=v.message)
+        yield Finding(_where(ctx.course, maths, v), text)
 
 
 @rule("CK801", "formula-syntax")
@@ -228,8 +282,9 @@ def formula_syntax(ctx: Context) -> Iterator[Finding]:
     calls to sqrt, exp, log, ln, sin, cos, tan, tanh, sigmoid, Abs, floor, ceiling, Max, Min.
     Nothing is evaluated; attribute access, strings, lambdas, comprehensions, `^`, exponents
     above 1000 and texts over 2000 characters are refused. Formulas that refer to each other in
-    a cycle, and assumptions other than positive, nonnegative, integer and real, are reported
-    here too.
+    a cycle, assumptions other than positive, nonnegative, integer and real, and a notation
+    entry whose `assume` names a symbol that is not one formula name (`\\mathrm{softmax}`) are
+    reported here too.
 
     Fails:
         formulas:
@@ -239,18 +294,17 @@ def formula_syntax(ctx: Context) -> Iterator[Finding]:
         formulas:
           recurrence: T*(d_h**2 + d_h*d_x)
     """
-    course = ctx.course
-    for maths in lesson_maths(ctx):
-        meta = maths.lesson.meta
-        for v in maths.verdicts:
-            if v.subject == "spec" and v.status == "error":
-                yield Finding(meta.loc("assume"), v.message)
-            elif v.subject == "formula" and v.status == "error":
-                loc = value_loc(course, meta, ("formulas", v.key), v.offset or 0)
-                yield Finding(loc, f"formula '{v.key}': {v.message}")
-            elif v.subject == "claim" and v.status == "error" and v.offset is not None:
-                loc = claim_loc(course, maths.lesson, v.index, v.field, v.offset)
-                yield Finding(loc, f"claim '{v.key}', {v.field}: {v.message}")
+    if ctx.options.get("formulas", True) is not False:
+        for location, message in _assume.unusable(ctx.course):
+            yield Finding(location, message)
+    for maths, v in _reported(ctx, "CK801"):
+        where = _where(ctx.course, maths, v)
+        if v.subject == "spec":
+            yield Finding(where, v.message)
+        elif v.subject == "claim":
+            yield Finding(where, f"claim '{v.key}', {v.field}: {v.message}")
+        else:
+            yield Finding(where, f"{_what(maths, v)}: {v.message}")
 
 
 @rule("CK802", "latex-syntax")
@@ -267,18 +321,7 @@ def latex_syntax(ctx: Context) -> Iterator[Finding]:
     Passes:
         $$T\\,(d_h^2 + d_h d_x)$$ {#eq:recurrence}
     """
-    yield from _equation_findings(ctx, "error")
-
-
-def _equation_findings(ctx: Context, status: str) -> Iterator[Finding]:
-    for maths in lesson_maths(ctx):
-        for v in _verdicts(maths, "equation"):
-            if v.status == status:
-                eq = maths.equations[v.index]
-                yield Finding(
-                    maths.lesson.body_loc(eq.latex_offset + (v.offset or 0)),
-                    f"equation '{eq.label}': {v.message}",
-                )
+    yield from _report(ctx, "CK802")
 
 
 @rule("CK803", "equation-mismatch")
@@ -298,7 +341,7 @@ def equation_mismatch(ctx: Context) -> Iterator[Finding]:
         ...
         $$\\frac{T}{d}$$ {#eq:ratio}
     """
-    yield from _equation_findings(ctx, "false")
+    yield from _report(ctx, "CK803")
 
 
 @rule("CK804", "claim-false")
@@ -307,8 +350,9 @@ def claim_false(ctx: Context) -> Iterator[Finding]:
 
     Kinds: `identity` (lhs = rhs after `where`), `solve` (the solutions of `equation` for `for`
     are exactly `solutions`), `value` (exact, or within `tolerance`, or rounded to `digits`
-    significant digits), `order` (Θ of a monomial as every variable grows), `inequality`
-    (`lhs op rhs` wherever `when` holds). See `coursekit.verify.claims` for the exact meaning.
+    significant digits), `order` (Θ of `order` as the variables grow: see CK805 and
+    docs/format.md), `inequality` (`lhs op rhs` wherever `when` holds). See
+    `coursekit.verify.claims` for the exact meaning.
 
     Fails:
         - id: rec-t50
@@ -323,13 +367,11 @@ def claim_false(ctx: Context) -> Iterator[Finding]:
           where: {T: 50, d_h: 512, d_x: 512}
           value: 26214400
     """
-    course = ctx.course
-    for maths in lesson_maths(ctx):
-        for v in _verdicts(maths, "claim"):
-            if v.status == "false":
-                loc = claim_loc(course, maths.lesson, v.index, None, None)
-                kind = _kind(maths, v.index)
-                yield Finding(loc, f"{kind} claim '{v.key}' is false: {v.message}")
+    for maths, v in _reported(ctx, "CK804"):
+        what = _what(maths, v)
+        if v.subject == "claim":
+            what = f"{_kind(maths, v.index)} {what}"
+        yield Finding(_where(ctx.course, maths, v), f"{what} is false: {v.message}")
 
 
 def _kind(maths: LessonMaths, index: int) -> str:
@@ -339,23 +381,24 @@ def _kind(maths: LessonMaths, index: int) -> str:
 
 @rule("CK805", "claim-unproven")
 def claim_unproven(ctx: Context) -> Iterator[Finding]:
-    """sympy could neither prove nor refute a claim.
+    """sympy could neither prove nor refute a claim, or that an equation shows its formula.
 
-    Distinct from a false claim (CK804): no counterexample was found either. Restate the claim
-    in a form sympy can decide (factor it, add the assumption it needs, narrow `when`), or
-    check it by hand and suppress the diagnostic with a reason.
+    Distinct from a false claim (CK804): no counterexample was found either. It is an error,
+    because a check that decided nothing must not pass: restate it in a form sympy can decide
+    (add the assumption it needs in `assume` or in the chapter's notation, substitute with
+    `where`, factor it, narrow `when`), or check it by hand and suppress the diagnostic with a
+    reason.
 
     Fails:
         - {id: bounded, kind: inequality, lhs: sin(x), op: "<", rhs: "2"}
     Passes:
         - {id: bounded, kind: inequality, lhs: x**2, op: ">=", rhs: "0"}
     """
-    course = ctx.course
-    for maths in lesson_maths(ctx):
-        for v in _verdicts(maths, "claim"):
-            if v.status == "unproven":
-                loc = claim_loc(course, maths.lesson, v.index, None, None)
-                yield Finding(loc, f"claim '{v.key}' could not be proven: {v.message}")
+    hint = (
+        "; help it decide: an assumption in `assume` (or the chapter's notation), "
+        "a `where`, or a simpler form"
+    )
+    yield from _report(ctx, "CK805", "{what} could not be proven: {message}" + hint)
 
 
 @rule("CK806", "claim-timeout")
@@ -364,44 +407,28 @@ def claim_timeout(ctx: Context) -> Iterator[Finding]:
 
     The job runs in its own process and is stopped at the limit, so a check never hangs. Simplify
     the claim (substitute numbers earlier with `where`, split it), or raise the limit in
-    `[tool.coursekit]`.
+    `[tool.coursekit]`. A timeout is never cached: the next run checks again.
 
     Fails:
         - {id: slow, kind: identity, lhs: "(a+b+c+d+e+f)**30*(a-b+c-d+e-f)**30", rhs: "1"}
     Passes:
         - {id: quick, kind: identity, lhs: "(a+b)**2", rhs: "a**2 + 2*a*b + b**2"}
     """
-    course = ctx.course
-    for maths in lesson_maths(ctx):
-        for v in maths.verdicts:
-            if v.status != "timeout":
-                continue
-            if v.subject == "claim":
-                loc = claim_loc(course, maths.lesson, v.index, None, None)
-                yield Finding(loc, f"claim '{v.key}': {v.message}")
-            elif v.subject == "equation":
-                eq = maths.equations[v.index]
-                yield Finding(
-                    maths.lesson.body_loc(eq.latex_offset), f"equation '{eq.label}': {v.message}"
-                )
+    yield from _report(ctx, "CK806")
 
 
 @rule("CK807", "claim-invalid")
 def claim_invalid(ctx: Context) -> Iterator[Finding]:
     """A claim cannot be checked as written: a missing or unknown field, a duplicate id, an
-    unknown kind or relation, a `for` that is not a symbol, a value that is not a number.
+    unknown kind or relation, a `for` that is not a symbol, a value that is not a number, or a
+    `digits`/`tolerance` that would accept anything.
 
     Fails:
         - {id: rec-t50, kind: value, expr: recurrence}
     Passes:
         - {id: rec-t50, kind: value, expr: recurrence, where: {T: 50, d_h: 512, d_x: 512}, value: 26214400}
     """
-    course = ctx.course
-    for maths in lesson_maths(ctx):
-        for v in _verdicts(maths, "claim"):
-            if v.status == "error" and v.offset is None:
-                loc = claim_loc(course, maths.lesson, v.index, v.field, None)
-                yield Finding(loc, f"claim '{v.key}': {v.message}")
+    yield from _report(ctx, "CK807")
 
 
 @rule("CK808", "number-mismatch")
@@ -417,11 +444,7 @@ def number_mismatch(ctx: Context) -> Iterator[Finding]:
     Passes:
         the recurrence costs [26,214,400]{claim=rec-t50} multiplications
     """
-    for maths in lesson_maths(ctx):
-        for v in _verdicts(maths, "number"):
-            if v.status in ("false", "error"):
-                number = maths.numbers[v.index]
-                yield Finding(maths.lesson.body_loc(number.offset), v.message)
+    yield from _report(ctx, "CK808", "{message}")
 
 
 @rule("CK809", "claim-unknown")
@@ -433,25 +456,19 @@ def claim_unknown(ctx: Context) -> Iterator[Finding]:
     Passes:
         the recurrence costs [26,214,400]{claim=rec-t50} multiplications
     """
-    for maths in lesson_maths(ctx):
-        meta = maths.lesson.meta
-        known = sorted(c.id for c in meta.claims)
-        for v in maths.verdicts:
-            if v.status != "missing":
-                continue
-            hint = did_you_mean(v.key, known)
-            if v.subject == "number":
-                number = maths.numbers[v.index]
-                yield Finding(
-                    maths.lesson.body_loc(number.offset),
-                    f"the prose cites claim '{v.key}', which this lesson does not declare{hint}",
-                )
-            elif v.subject == "quiz":
-                q, _ = maths.quiz[v.index]
-                yield Finding(
-                    meta.loc("quiz", q, "claim"),
-                    f"quiz question {q + 1} cites claim '{v.key}', which this lesson does not declare{hint}",
-                )
+    for maths, v in _reported(ctx, "CK809"):
+        known = sorted(c.id for c in maths.lesson.meta.claims)
+        hint = did_you_mean(v.key, known)
+        where = _where(ctx.course, maths, v)
+        if v.subject == "number":
+            text = f"the prose cites claim '{v.key}', which this lesson does not declare{hint}"
+        elif v.subject == "quiz":
+            text = (
+                f"{_what(maths, v)} cites claim '{v.key}', which this lesson does not declare{hint}"
+            )
+        else:
+            text = f"{_what(maths, v)}: {v.message}"
+        yield Finding(where, text)
 
 
 @rule("CK810", "formula-not-shown", Severity.WARNING)
@@ -493,16 +510,12 @@ def equation_unknown(ctx: Context) -> Iterator[Finding]:
         ...
         $$2 T d^2$$ {#eq:recurrence_equal}
     """
-    for maths in lesson_maths(ctx):
+    for maths, v in _reported(ctx, "CK811"):
         known = sorted(maths.lesson.meta.formulas)
-        for v in _verdicts(maths, "equation"):
-            if v.status == "missing":
-                eq = maths.equations[v.index]
-                yield Finding(
-                    maths.lesson.body_loc(eq.label_offset),
-                    f"equation label 'eq:{eq.label}' names no declared formula"
-                    + did_you_mean(eq.label, known),
-                )
+        yield Finding(
+            _where(ctx.course, maths, v),
+            f"equation label 'eq:{v.key}' names no declared formula" + did_you_mean(v.key, known),
+        )
 
 
 @rule("CK812", "quiz-answer-mismatch")
@@ -522,9 +535,26 @@ def quiz_answer_mismatch(ctx: Context) -> Iterator[Finding]:
           margin: 0
           claim: crossing-512
     """
-    for maths in lesson_maths(ctx):
-        meta = maths.lesson.meta
-        for v in _verdicts(maths, "quiz"):
-            if v.status in ("false", "error"):
-                q, _ = maths.quiz[v.index]
-                yield Finding(meta.loc("quiz", q, "answer"), f"quiz question {q + 1}: {v.message}")
+    yield from _report(ctx, "CK812")
+
+
+@rule("CK813", "check-crashed")
+def check_crashed(ctx: Context) -> Iterator[Finding]:
+    """Checking a claim or an equation crashed: its worker was killed (the OOM killer sends
+    SIGKILL), it ran out of `sympy-memory-mb` or recursion depth, or sympy raised.
+
+    Nothing was decided, so it is an error and never a pass; it is not cached either, so the
+    next run checks again. Simplify the claim (substitute numbers with `where`, split it), or
+    raise `sympy-memory-mb`.
+
+    Fails:
+        # with sympy-memory-mb = 400 in [tool.coursekit]
+        formulas: {big: 9**999, huge: 2**big}
+        claims:
+          - {id: hungry, kind: identity, lhs: huge, rhs: "huge + 1"}
+    Passes:
+        formulas: {big: 9**999}
+        claims:
+          - {id: fine, kind: identity, lhs: big, rhs: "big"}
+    """
+    yield from _report(ctx, "CK813", "{what}: the check crashed: {message}")

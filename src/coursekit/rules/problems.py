@@ -6,7 +6,9 @@ time, memory, processes and output), all of them in parallel. What `solve()` ret
 with the published `solution` (`value`, `rtol`, `atol`): exact for integers and strings, within
 tolerance for floats and arrays. Verdicts are kept in the result store (namespace `exec`), keyed
 by the program's text, the solution, the limits, and the Python and numpy that ran it, so an
-unchanged problem is not run twice. Timeouts are never kept (a slow machine is not a fact).
+unchanged problem is not run twice. Which rule reports which outcome, and which outcomes are
+never kept (timeouts and killed workers: a slow or crowded machine is not a fact), is decided by
+the one table in `coursekit.rules.outcomes`.
 
 A missing program file is CK109 (the loader); a `supports` number that names no proposition is
 CK404. `coursekit check --no-exec` skips this family.
@@ -24,18 +26,9 @@ from coursekit.model.base import Location
 from coursekit.model.documents import Solution
 from coursekit.model.tree import Course, Program
 from coursekit.rules.base import Context, Finding, rule
+from coursekit.rules.outcomes import program_outcome
 
 NAMESPACE = "exec"
-#: Outcome statuses and the rule that reports each.
-_BY_STATUS = {
-    "error": "CK901",
-    "timeout": "CK902",
-    "memory": "CK903",
-    "output": "CK904",
-    "exited": "CK905",
-    "no-result": "CK905",
-    "crashed": "CK906",
-}
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>[0-9]+)')
 
 
@@ -139,7 +132,7 @@ def problem_confirmed(ctx: Context, manifest_path: str) -> bool | None:
 
 
 def _run(ctx: Context, todo: list[Target]) -> dict[str, Verdict]:
-    from coursekit.exec import Job, Limits, Status, run_programs
+    from coursekit.exec import Job, Limits, run_programs
 
     config = ctx.config.limits
     limits = Limits(
@@ -179,9 +172,11 @@ def _run(ctx: Context, todo: list[Target]) -> dict[str, Verdict]:
         target = by_path[outcome.key]
         verdict = _judge(target, outcome)
         result[target.manifest_path] = verdict
-        # Timeouts and runner failures are not facts about the program: never kept.
-        if outcome.status is not Status.TIMEOUT and "the runner" not in outcome.message:
-            ctx.store.put(NAMESPACE, keys[target.manifest_path], verdict.to_json())
+        key = keys[target.manifest_path]
+        if program_outcome(verdict.status).kept and "the runner" not in outcome.message:
+            ctx.store.put(NAMESPACE, key, verdict.to_json())
+        else:  # timeouts, killed workers and runner failures are not facts about the program
+            ctx.store.decline(NAMESPACE, key, f"{target.name}: {verdict.status}")
     return result
 
 
@@ -217,7 +212,7 @@ def _findings(ctx: Context, code: str) -> Iterator[tuple[Target, Verdict]]:
     results = verdicts(ctx)
     for target in targets(ctx.course):
         verdict = results.get(target.manifest_path)
-        if verdict is not None and _BY_STATUS.get(verdict.status) == code:
+        if verdict is not None and program_outcome(verdict.status).code == code:
             yield target, verdict
 
 
@@ -344,7 +339,7 @@ def solution_mismatch(ctx: Context) -> Iterator[Finding]:
     results = verdicts(ctx)
     for target in targets(ctx.course):
         verdict = results.get(target.manifest_path)
-        if verdict is not None and verdict.status == "mismatch":
+        if verdict is not None and program_outcome(verdict.status).code == "CK907":
             yield Finding(
                 target.meta.loc("solution", "value", *verdict.where),
                 f"{target.name}: the published solution disagrees with its program: "

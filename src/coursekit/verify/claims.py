@@ -8,7 +8,8 @@ result is a :class:`CheckResult` whose ``status`` is one of
 * ``"false"``    -- disproven (the message shows both sides, often at a counterexample point);
 * ``"unproven"`` -- sympy could not decide either way (distinct from false);
 * ``"error"``    -- the claim itself is malformed (bad syntax, unknown field, missing formula);
-  ``offset`` and ``field`` then point into the offending text.
+  ``offset`` and ``field`` then point into the offending text;
+* ``"crashed"``  -- sympy raised, or ran out of memory or recursion depth: no verdict at all.
 
 Claim kinds and their precise semantics (``where`` substitutions are applied first, to every
 expression of the claim, simultaneously; assumptions are the lesson's ``assume``):
@@ -22,7 +23,8 @@ expression of the claim, simultaneously; assumptions are the lesson's ``assume``
                (compared element-wise up to simplification).  With exactly one numeric solution,
                that number is the claim's value.
 ``value``      ``expr`` evaluated at ``where`` is a number equal to ``value``: exactly; or, with
-               ``tolerance: r``, ``|computed - value| <= r * |value|``; and/or, with ``digits: n``,
+               ``tolerance: r`` (``0 <= r < 1``; none around a value of 0),
+               ``|computed - value| <= r * |value|``; and/or, with ``digits: n`` (``1 <= n <= 30``),
                the computed value rounded (half up) to ``n`` *significant* digits is ``value``
                (10.24 to 2 digits is 10; 1.953125 to 3 digits is 1.95).  When both are given,
                both must hold.  The computed number is the claim's value.
@@ -70,6 +72,7 @@ from coursekit.verify.expr import (
     to_sympy,
 )
 from coursekit.verify.latex import parse_latex_sides
+from coursekit.verify.status import Status
 from coursekit.verify.tree import Name, Node, first_offset, free_names
 
 if TYPE_CHECKING:
@@ -180,12 +183,26 @@ class Claim:
         if data.get("tolerance") is not None:
             tol = data["tolerance"]
             if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < inf:
-                raise ClaimError("tolerance must be a finite non-negative number", "tolerance")
+                raise ClaimError(
+                    f"tolerance must be a relative tolerance from 0 up to (not including) 1, "
+                    f"not {tol!r}",
+                    "tolerance",
+                )
+            if tol >= 1:  # |computed - value| <= |value| already holds for computed = 0
+                raise ClaimError(
+                    f"tolerance {tol!r} is relative and accepts anything from 0 to "
+                    f"{1 + tol:g} times the value: use a tolerance below 1 (0.01 is 1%)",
+                    "tolerance",
+                )
             kw["tolerance"] = float(tol)
         if data.get("digits") is not None:
             dig = data["digits"]
-            if isinstance(dig, bool) or not isinstance(dig, int) or not 0 <= dig <= 30:
-                raise ClaimError("digits must be an integer from 0 to 30", "digits")
+            if isinstance(dig, bool) or not isinstance(dig, int) or not 1 <= dig <= 30:
+                raise ClaimError(
+                    f"digits must be a number of significant digits from 1 to 30, not {dig!r}"
+                    + (" (zero digits would round every number to 0)" if dig == 0 else ""),
+                    "digits",
+                )
             kw["digits"] = dig
         if data.get("bound") is not None:
             if data["bound"] not in ("theta", "O"):
@@ -247,7 +264,7 @@ def split_equation(text: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class CheckResult:
-    status: str  # "ok" | "false" | "unproven" | "error"
+    status: Status
     message: str
     offset: int | None = None
     field: str | None = None
@@ -773,6 +790,12 @@ def check_value(ctx: Context, claim: Claim) -> CheckResult:
         )
     if expected.free_symbols:
         raise FormulaError("value must be a number", 0, value_t, "value")
+    if claim.tolerance and expected == 0:
+        raise ClaimError(
+            "tolerance is relative to the value, and a tolerance relative to 0 accepts only 0: "
+            "drop `tolerance` (the value is checked exactly)",
+            "tolerance",
+        )
     value = _number_text(computed)
     head = f"{expr_t}{_at(claim)} is {_fmt(computed)}"
     if claim.digits is not None:
@@ -792,7 +815,7 @@ def check_value(ctx: Context, claim: Claim) -> CheckResult:
             return CheckResult("ok", f"{head}, {shown}", value=value)
     if claim.tolerance is not None:
         c, e = sp.N(computed, 50), sp.N(expected, 50)
-        bound = sp.Float(claim.tolerance, 50) * abs(e) if e != 0 else sp.Float(claim.tolerance, 50)
+        bound = sp.Float(claim.tolerance, 50) * abs(e)
         if abs(c - e) <= bound:
             return CheckResult(
                 "ok", f"{head}, within {claim.tolerance:g} of {value_t}", value=value
@@ -815,6 +838,9 @@ def check_value(ctx: Context, claim: Claim) -> CheckResult:
 
 
 def check_order(ctx: Context, claim: Claim) -> CheckResult:
+    """Θ (or O) as every variable grows, each on its own or together: see verify.order."""
+    from coursekit.verify.order import decide
+
     sp = sympy_module()
     expr_t = _require(claim.expr, "expr", claim)
     order_t = _require(claim.order, "order", claim)
@@ -827,73 +853,19 @@ def check_order(ctx: Context, claim: Claim) -> CheckResult:
         variables = sorted(e.free_symbols | o.free_symbols, key=str)
     if not variables:
         raise ClaimError("an order claim needs at least one variable", "variables")
-    theta = claim.bound == "theta"
-    big = "\N{GREEK CAPITAL LETTER THETA}" if theta else "O"
+    if o.is_polynomial(*variables) and len(sp.Poly(o, *variables).terms()) != 1:
+        raise FormulaError("order must be a single term such as T*d**2", 0, order_t, "order")
+    big = "\N{GREEK CAPITAL LETTER THETA}" if claim.bound == "theta" else "O"
     cond = f" with {_where_text(claim)}" if claim.where else ""
     head = f"{expr_t}{cond} is {_fmt(e)}"
-    if o.is_polynomial(*variables) and e.is_polynomial(*variables):
-        op = sp.Poly(o, *variables)
-        if len(op.terms()) != 1 or op.is_zero:
-            raise FormulaError(
-                "order must be a single monomial such as T*d**2", 0, order_t, "order"
-            )
-        ((m, _),) = op.terms()
-        ep = sp.Poly(e, *variables)
-        mono = sp.Mul(*[v**k for v, k in zip(variables, m, strict=True)])
-        for exps, coeff in ep.terms():
-            if coeff == 0:
-                continue
-            over = [str(v) for v, k, j in zip(variables, exps, m, strict=True) if k > j]
-            if over:
-                term = coeff * sp.Mul(*[v**k for v, k in zip(variables, exps, strict=True)])
-                return CheckResult(
-                    "false",
-                    f"{head}, not {big}({_fmt(mono)}): its term {_fmt(term)} grows faster in {', '.join(over)}",
-                )
-        if not theta:
-            return CheckResult("ok", f"{head}, which is O({_fmt(mono)})")
-        lead = ep.coeff_monomial(m)
-        if lead == 0:
-            return CheckResult(
-                "false",
-                f"{head}, not {big}({_fmt(mono)}): it has no {_fmt(mono)} term, so it grows more slowly",
-            )
-        if lead.is_positive:
-            return CheckResult("ok", f"{head}, which is {big}({_fmt(mono)})")
-        if lead.is_nonpositive:
-            return CheckResult(
-                "false", f"{head}: its {_fmt(mono)} coefficient {_fmt(lead)} is not positive"
-            )
-        return CheckResult(
-            "unproven",
-            f"could not prove the {_fmt(mono)} coefficient {_fmt(lead)} of {expr_t} is positive",
-        )
-    ratio = sp.simplify(e / o)
-    if len(variables) == 1:
-        lim = sp.limit(ratio, variables[0], sp.oo)
-    else:
-        t = sp.Dummy("t", positive=True)
-        lim = sp.limit(ratio.subs({v: t for v in variables}, simultaneous=True), t, sp.oo)
-    if lim.is_zero and not theta:
-        return CheckResult("ok", f"{head}, which is O({_fmt(o)})")
-    if lim.is_zero or lim in (sp.oo, -sp.oo) or lim.is_negative:
-        where = (
-            ""
-            if len(variables) == 1
-            else " along " + " = ".join(str(v) for v in variables) + " = t"
-        )
-        return CheckResult(
-            "false",
-            f"{head}, not {big}({_fmt(o)}): {expr_t}/({order_t}) tends to {_fmt(lim)}{where}",
-        )
-    if len(variables) == 1 and lim.is_positive and lim.is_finite:
-        return CheckResult(
-            "ok", f"{head}, which is {big}({_fmt(o)}): the ratio tends to {_fmt(lim)}"
-        )
-    return CheckResult(
-        "unproven",
-        f"could not prove {expr_t} is {big}({order_t}) in {', '.join(map(str, variables))}",
-    )
+    status, why = decide(e, o, variables, claim.bound == "theta")
+    if status == "ok":
+        return CheckResult("ok", f"{head}, which is {big}({_fmt(o)})" + (f": {why}" if why else ""))
+    if status == "false":
+        return CheckResult("false", f"{head}, not {big}({_fmt(o)}): {why}")
+    if status == "error":
+        raise FormulaError(why, 0, order_t, "order")
+    return CheckResult("unproven", f"could not prove {expr_t} is {big}({order_t}): {why}")
 
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -1045,9 +1017,11 @@ def check_claim(ctx: Context, claim: Claim) -> CheckResult:
     except ClaimError as exc:
         return CheckResult("error", exc.message, field=exc.field)
     except RecursionError:
-        return CheckResult("unproven", "sympy ran out of recursion depth")
-    except (NotImplementedError, ValueError, TypeError, ArithmeticError, AttributeError) as exc:
-        return CheckResult("unproven", f"sympy could not decide: {type(exc).__name__}: {exc}")
+        return CheckResult("crashed", "sympy ran out of recursion depth")
+    except NotImplementedError as exc:  # sympy's way of saying it cannot decide
+        return CheckResult("unproven", f"sympy could not decide: {exc}")
+    except (ValueError, TypeError, ArithmeticError, AttributeError) as exc:
+        return CheckResult("crashed", f"sympy raised {type(exc).__name__}: {exc}")
 
 
 def check_equation_latex(

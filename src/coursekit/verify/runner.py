@@ -14,10 +14,12 @@ optional memory limit) costs only the job it was running.  Nothing can hang the 
 Formula syntax, numbers in the prose and quiz answers need no sympy: they are checked in the
 parent (the last two against the values the claim jobs computed).
 
-Verdict ``status`` values: ``ok``, ``false``, ``unproven`` (sympy could not decide), ``error``
-(malformed text; ``offset``/``field`` locate it), ``timeout``, ``missing`` (a reference to a claim
-or formula that does not exist) and ``skipped`` (not checked because what it depends on failed;
-a caller should not report these twice).
+Verdict ``status`` values (:data:`STATUSES`): ``ok``, ``false``, ``unproven`` (sympy could not
+decide), ``error`` (malformed text; ``offset``/``field`` locate it), ``timeout``, ``crashed`` (the
+worker died, ran out of memory, or sympy raised: not a verdict about the maths), ``missing`` (a
+reference to a claim or formula that does not exist) and ``skipped`` (not checked because what it
+depends on failed; a caller should not report these twice).  ``timeout`` and ``crashed`` depend on
+the machine and the moment: a caller must not keep them.
 """
 
 from __future__ import annotations
@@ -42,9 +44,10 @@ from coursekit.verify.claims import (
     check_quiz_answer,
 )
 from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits
+from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE, Status, Subject
 
 #: Bump when a change to the engine can change a verdict (part of the fingerprint).
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"
 DEFAULT_TIMEOUT = 5.0
 
 
@@ -142,10 +145,10 @@ class Verdict:
     id they cite); ``index`` the position among the spec's entries of that subject.
     """
 
-    subject: str
+    subject: Subject
     key: str
     index: int
-    status: str
+    status: Status
     message: str
     offset: int | None = None
     field: str | None = None
@@ -185,11 +188,11 @@ def _safe(job: Job) -> CheckResult:
     except FormulaError as exc:
         return CheckResult("error", exc.message, offset=exc.offset, field=exc.source)
     except MemoryError:
-        return CheckResult("unproven", "ran out of memory")
+        return CheckResult("crashed", "ran out of memory")
     except RecursionError:
-        return CheckResult("unproven", "sympy ran out of recursion depth")
-    except Exception as exc:  # any failure inside sympy is a verdict, not a crash
-        return CheckResult("unproven", f"sympy failed: {type(exc).__name__}: {exc}")
+        return CheckResult("crashed", "sympy ran out of recursion depth")
+    except Exception as exc:  # any failure inside sympy is reported as such, never as a pass
+        return CheckResult("crashed", f"sympy raised {type(exc).__name__}: {exc}")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -286,10 +289,7 @@ def _supervise(
             status = _reap(pid)
             if current >= count:
                 return count
-            why = "the worker died"
-            if status is not None and os.WIFSIGNALED(status):
-                why += f" (signal {os.WTERMSIG(status)})"
-            results[current] = (CheckResult("unproven", why), time.monotonic() - started)
+            results[current] = (CheckResult("crashed", _death(status)), time.monotonic() - started)
             return current + 1
         buffer += chunk
         while b"\n" in buffer:
@@ -307,6 +307,20 @@ def _supervise(
                 )
                 current = i + 1
                 started = time.monotonic()
+
+
+def _death(status: int | None) -> str:
+    """What killed a worker, in words (SIGKILL is what the kernel's OOM killer sends)."""
+    if status is not None and os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return f"the worker died: killed by {name}"
+    if status is not None and os.WIFEXITED(status):
+        return f"the worker died: it exited with status {os.WEXITSTATUS(status)}"
+    return "the worker died"
 
 
 def run_inline(jobs: Sequence[Job], timeout: float) -> list[tuple[CheckResult, float]]:
@@ -375,7 +389,7 @@ def verify_document(
             )
 
     jobs: list[Job] = []
-    owners: list[tuple[str, str, int]] = []
+    owners: list[tuple[Subject, str, int]] = []
     seen: dict[str, int] = {}
     pre: dict[tuple[str, int], Verdict] = {}
     for i, claim in enumerate(spec.claims):
@@ -457,11 +471,11 @@ def _warm(sp: Any) -> None:
         pass
 
 
-def _pending(subject: str, index: int, cid: str, cv: Verdict | None) -> Verdict | None:
+def _pending(subject: Subject, index: int, cid: str, cv: Verdict | None) -> Verdict | None:
     if cv is None:
         return Verdict(subject, cid, index, "missing", f"no claim with id {cid!r}")
     if cv.value is None:
-        if cv.status in ("error", "timeout", "skipped", "unproven"):
+        if cv.status in ("error", "timeout", "crashed", "skipped", "unproven"):
             return Verdict(
                 subject, cid, index, "skipped", f"claim {cid!r} was not checked ({cv.status})"
             )
@@ -502,6 +516,9 @@ def _skip_all(spec: MathsSpec, why: str) -> list[Verdict]:
 __all__ = [
     "DEFAULT_TIMEOUT",
     "ENGINE_VERSION",
+    "STATUSES",
+    "SUBJECTS",
+    "VOLATILE",
     "MathsSpec",
     "Verdict",
     "run_inline",
