@@ -1,0 +1,128 @@
+"""The dashboard in a real browser: headless Chromium (Debian's `chromium`), one per module.
+
+The DOM Chromium builds holds one row per chapter with the numbers of `owed --format json`; the
+bundled course looks like docs/dashboard-{light,dark}.png (within a tolerance; regenerate them
+with `.venv/bin/python tests/browser/screenshots.py`); the page passes accessibility checks run
+inside it, in both colour schemes; and it prints.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from chromium_cdp import Browser, Page, chromium
+from click.testing import CliRunner
+from page_checks import accessibility_problems, compare_png
+from screenshots import SCHEMES, WIDTH, reference, render, shoot
+
+from coursekit.cli import main
+from dashboard_dom import chapter_rows, numbers_of
+
+pytestmark = pytest.mark.skipif(
+    chromium() is None,
+    reason="chromium is not installed (apt-get install chromium; .ci/run installs it)",
+)
+
+# A pixel of the 4x-shrunk screenshots differs when a channel moves by more than 48/255; up to
+# 0.03% of them may (antialiasing and font hinting move edges, not whole blocks of colour).
+BUDGET = 0.0003
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with Browser.start() as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return render(tmp_path_factory.mktemp("site"))
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    opened = browser.new_page(WIDTH, 800)
+    yield opened
+    opened.close()
+
+
+def test_the_dom_holds_one_row_per_chapter_with_the_numbers_of_the_json(
+    page: Page, site: Path
+) -> None:
+    result = CliRunner().invoke(
+        main, ["owed", "--course", str(site.parent / "course"), "--format", "json"]
+    )
+    data = json.loads(result.output)
+    page.open(site)
+    rows = chapter_rows(page.evaluate("document.documentElement.outerHTML"))
+    assert list(rows) == [chapter["id"] for chapter in data["chapters"]]
+    for chapter in data["chapters"]:
+        for column, number in numbers_of(chapter).items():
+            assert rows[chapter["id"]][column].number == number, (chapter["id"], column)
+    shown = page.evaluate("document.querySelectorAll('main tbody tr').length")
+    assert shown == len(data["chapters"]) + 1  # and the course total
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_bundled_course_looks_like_its_reference(page: Page, site: Path, scheme: str) -> None:
+    shot = shoot(page, site, scheme)
+    result = compare_png(page, reference(scheme).read_bytes(), shot)
+    assert result["size"] is None, f"size changed {result['size']}: regenerate the references?"
+    assert result["differ"] <= BUDGET * result["pixels"], result
+
+
+def test_the_comparison_sees_a_real_change(page: Page, site: Path) -> None:
+    light = reference("light").read_bytes()
+    page.media("light")
+    page.open(site)
+    # One chapter's basics bar full instead of a third: a defect a reader would notice.
+    page.evaluate("document.querySelector('tr[id=\"II.2\"] .bar').style.setProperty('--w', '100%')")
+    changed = page.screenshot()
+    result = compare_png(page, light, changed)
+    assert result["size"] is None and result["differ"] > BUDGET * result["pixels"], result
+    assert (
+        compare_png(page, light, reference("dark").read_bytes())["differ"] > 0.5 * result["pixels"]
+    )
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_accessibility_checks_find_nothing(page: Page, site: Path, scheme: str) -> None:
+    page.media(scheme)
+    page.open(site)
+    assert page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") == (scheme == "dark")
+    assert accessibility_problems(page) == []
+
+
+def test_accessibility_checks_find_planted_defects(page: Page, site: Path) -> None:
+    page.media("light")
+    page.open(site)
+    page.evaluate(
+        """(() => {
+        const cell = document.querySelector('tr[id="II.2"] td');
+        cell.insertAdjacentHTML('beforeend',
+          '<span style="color:#c8c8c8">faint</span><span role="img"></span><img src="">');
+        document.querySelector('tr[id="II.2"] .bar').style.setProperty('--c', '#eeeeee');
+        document.querySelector('thead th').removeAttribute('scope');
+    })()"""
+    )
+    found = accessibility_problems(page)
+    assert any('"faint" contrast' in p for p in found), found
+    assert any("image without a text alternative" in p for p in found), found
+    assert any("img without alt" in p for p in found), found
+    assert any("II.2: bar contrast" in p for p in found), found
+    assert any('column header "Chapter" has no scope' in p for p in found), found
+
+
+def test_it_prints_with_its_bars(page: Page, site: Path) -> None:
+    page.open(site)
+    page.media("dark", media="print")  # print uses the light colours whatever the scheme
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(255, 255, 255)"
+    assert page.evaluate("getComputedStyle(document.querySelector('.bar')).printColorAdjust") == (
+        "exact"
+    )
+    assert accessibility_problems(page) == []
+    assert page.pdf().startswith(b"%PDF")
