@@ -13,9 +13,9 @@ from html.parser import HTMLParser
 @dataclass
 class Cell:
     text: str = ""  # all the cell's text
-    number: str = ""  # the text of its count (`<span class="n">`)
+    number: str = ""  # the text of its count (a `<b>` in the cell)
     links: list[str] = field(default_factory=list)
-    bars: list[str] = field(default_factory=list)  # text alternatives of role="img"
+    bars: list[str] = field(default_factory=list)  # the style of each bar (a count with --w)
 
 
 @dataclass
@@ -51,9 +51,9 @@ class _Reader(HTMLParser):
             self.cell = Cell()
         elif self.cell is not None and tag == "a" and attr.get("href"):
             self.cell.links.append(attr["href"] or "")
-        if self.cell is not None and attr.get("role") == "img":
-            self.cell.bars.append(attr.get("aria-label") or "")
-        if tag == "span" and "n" in (attr.get("class") or "").split():
+        if self.cell is not None and "--w:" in (attr.get("style") or ""):
+            self.cell.bars.append(attr.get("style") or "")
+        if tag == "b" and self.cell is not None:
             self.number_depth = len(self.stack)
         if tag not in ("meta", "br", "img", "link", "input"):
             self.stack.append(tag)
@@ -61,7 +61,7 @@ class _Reader(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if self.stack and self.stack[-1] == tag:
             self.stack.pop()
-        if tag == "span" and len(self.stack) == self.number_depth:
+        if tag == "b" and len(self.stack) == self.number_depth:
             self.number_depth = -1
         if tag == "thead":
             self.in_head = False

@@ -13,7 +13,8 @@ from typing import Any
 from chromium_cdp import Page
 
 # WCAG 2.1: contrast of text (4.5:1, 3:1 when large) and of graphics (3:1); tables with a
-# caption, column and row headers; a text alternative for every image; named links; headings
+# caption, column and row headers; a text alternative for every image and bar (a bar is a
+# count drawn over its background: its text is the count); named links; headings
 # that do not skip a level. Returns one line per problem (empty: nothing found).
 A11Y = r"""
 (() => {
@@ -55,8 +56,8 @@ A11Y = r"""
   for (const el of document.querySelectorAll('[role=img]'))
     if (!(el.getAttribute('aria-label') || '').trim())
       problems.push(`${where(el)}: an image without a text alternative`);
-  for (const bar of document.querySelectorAll('.bar')) {
-    if (bar.getAttribute('role') !== 'img') problems.push(`${where(bar)}: a bar that is no image`);
+  for (const bar of document.querySelectorAll('[style*="--w"]')) {
+    if (!bar.textContent.trim()) problems.push(`${where(bar)}: a bar without text`);
     const fill = hex(getComputedStyle(bar).getPropertyValue('--c'));
     const r = ratio(fill, background(bar.parentElement));
     if (r < 3) problems.push(`${where(bar)}: bar contrast ${r.toFixed(2)} < 3`);

@@ -3,7 +3,7 @@
 The same `CourseOwed` that `owed --format json` prints, drawn as one table per book (a row per
 chapter: maturity, status, a bar per strand, problems, variants, exercises, what it owes, the
 Book 0 entries it waits for) and a course total. No script, no network: the CSS is inline, the
-bars are styled spans with a text alternative, and every count links to the files behind it,
+bars are the counts' own backgrounds (their text is their alternative), and every count links to the files behind it,
 relative to where the page is written (`prefix` leads from there to the repository root).
 Light and dark follow `prefers-color-scheme`; print keeps the bars and breaks between rows.
 """
@@ -28,54 +28,28 @@ def _href(prefix: str, path: str) -> str:
     return _e(prefix + quoted)
 
 
-def _name(path: str) -> str:
-    """What a file is called in the course: a lesson's file stem, a problem's folder."""
-    parts = path.rsplit("/", 2)
-    leaf = parts[-1]
-    if (
-        leaf.endswith((".yaml", ".yml"))
-        and len(parts) > 1
-        and leaf.split(".")[0]
-        in (
-            "problem",
-            "exercise",
-        )
-    ):
-        return parts[-2]
-    return leaf.rsplit(".", 1)[0]
-
-
 def _files(prefix: str, paths: tuple[str, ...]) -> str:
-    """Numbered links to each file behind a count (named in their title)."""
-    if not paths:
-        return ""
-    links = "".join(
-        f'<a href="{_href(prefix, path)}" title="{_e(_name(path))}">{n}</a>'
-        for n, path in enumerate(paths, start=1)
-    )
-    return f'<span class="f">{links}</span>'
+    """Numbered links to each file behind a count, in the course's order.
+
+    Numbers rather than names keep a 1,000-chapter page under 2 MB and the columns narrow; the
+    row and column headers say whose files they are.
+    """
+    return "".join(f'<a href="{_href(prefix, p)}">{n}</a>' for n, p in enumerate(paths, 1))
 
 
-def _bar(label: str, count: Count) -> str:
+def _count(count: Count, prefix: str, paths: tuple[str, ...], note: str = "") -> str:
+    """A count cell: "written/required" drawn over its bar, then links to its files.
+
+    The bar is the count's own element (a background sized by `--w`), so its text alternative
+    is the count itself, read with the column's header; a thousand chapters draw 8,000 bars.
+    """
     if count.required == 0:
-        return ""
-    share = min(100, round(100 * count.written / count.required))
-    state = "ok" if count.met else "short"
-    alt = f"{label}: {count.written} of {count.required} written"
-    if count.owed:
-        alt += f", {count.owed} owed"
-    return (
-        f'<span class="bar {state}" role="img" aria-label="{_e(alt)}" style="--w:{share}%"></span>'
-    )
-
-
-def _count(label: str, count: Count, prefix: str, paths: tuple[str, ...], note: str = "") -> str:
-    state = "none" if count.required == 0 else "ok" if count.met else "short"
-    text = f'<span class="n">{count.written}/{count.required}</span>'
-    return (
-        f'<td class="{state}">{_bar(label, count)}{text}{_files(prefix, paths)}'
-        f"{f'<small>{_e(note)}</small>' if note else ''}</td>"
-    )
+        number = f'<td class="none"><b>{count.written}/{count.required}</b>'
+    else:
+        share = min(100, round(100 * count.written / count.required))
+        state = "ok" if count.met else "short"
+        number = f'<td class="{state}"><b style="--w:{share}%">{count.written}/{count.required}</b>'
+    return f"{number}{_files(prefix, paths)}{f'<small>{_e(note)}</small>' if note else ''}</td>"
 
 
 def _failure(failure: LoadFailure, prefix: str) -> str:
@@ -115,12 +89,12 @@ def _status_cell(chapter: ChapterOwed, prefix: str) -> str:
 
 def _owes_cell(chapter: ChapterOwed, prefix: str) -> str:
     if not chapter.loads:
-        return '<td class="owes unknown"><span class="n">?</span></td>'
+        return '<td class="owes unknown"><b>?</b></td>'
     state = "short" if chapter.owes else "ok"
     value: str = str(chapter.owes)
     if chapter.path:
         value = f'<a href="{_href(prefix, chapter.path)}">{value}</a>'
-    return f'<td class="owes {state}"><span class="n">{value}</span></td>'
+    return f'<td class="owes {state}"><b>{value}</b></td>'
 
 
 def _book0_cell(chapter: ChapterOwed, prefix: str) -> str:
@@ -147,13 +121,10 @@ def _row(chapter: ChapterOwed, strands: list[str], prefix: str) -> str:
         _chapter_cell(chapter, prefix),
         f"<td>{_e(f'{chapter.maturity} {chapter.maturity_name}'.strip() or '?')}</td>",
         _status_cell(chapter, prefix),
-        *(
-            _count(name, chapter.strands.get(name, none), prefix, files.get(name, ()))
-            for name in strands
-        ),
-        _count("problems", chapter.problems, prefix, problems, note),
-        _count("variants", chapter.variants, prefix, ()),
-        _count("exercises", chapter.exercises, prefix, files.get("exercises", ())),
+        *(_count(chapter.strands.get(name, none), prefix, files.get(name, ())) for name in strands),
+        _count(chapter.problems, prefix, problems, note),
+        _count(chapter.variants, prefix, ()),
+        _count(chapter.exercises, prefix, files.get("exercises", ())),
         _owes_cell(chapter, prefix),
         _book0_cell(chapter, prefix),
     ]
@@ -197,11 +168,11 @@ def _total_table(owed: CourseOwed, strands: list[str]) -> str:
         '<th scope="row">Course total</th>',
         f"<td>{len(owed.chapters)} chapter{'' if len(owed.chapters) == 1 else 's'}</td>",
         f"<td>{len(total.stubs)} stub{'' if len(total.stubs) == 1 else 's'}</td>",
-        *(_count(name, total.strands.get(name, none), "", ()) for name in strands),
-        _count("problems", total.problems, "", ()),
-        _count("variants", total.variants, "", ()),
-        _count("exercises", total.exercises, "", ()),
-        f'<td class="owes {"short" if owed.owes else "ok"}"><span class="n">{owed.owes}</span></td>',
+        *(_count(total.strands.get(name, none), "", ()) for name in strands),
+        _count(total.problems, "", ()),
+        _count(total.variants, "", ()),
+        _count(total.exercises, "", ()),
+        f'<td class="owes {"short" if owed.owes else "ok"}"><b>{owed.owes}</b></td>',
         f"<td>{len(total.planned_apparatus) or ''}</td>",
     ]
     return (
