@@ -144,3 +144,20 @@ def test_an_output_file_replaces_the_old_page_and_other_formats_can_use_it(real:
     code, out = owed(real, "--format", "json", "--output-file", str(target))
     assert code == 0 and out == ""
     assert json.loads(target.read_text(encoding="utf-8"))["chapters"]
+
+
+def test_a_course_yaml_that_does_not_load_is_said_at_the_top(real: Path) -> None:
+    edit(real / "course.yaml", "\nbooks:", "\n  books:")
+    code, page = owed(real, "--format", "html")
+    assert code == 1
+    assert "<html" in page and "course/course.yaml:" in page and "CK101" in page
+    assert "did not load" in page
+
+
+def test_a_folder_named_like_a_url_scheme_is_still_a_relative_link(tmp_path: Path) -> None:
+    root = tmp_path / "c:course"
+    shutil.copytree(REPO / "course", root)
+    code, page = owed(root, "--format", "html")
+    assert code == 0
+    hrefs = [link for row in chapter_rows(page).values() for c in row.values() for link in c.links]
+    assert hrefs and all(href.startswith("./c:course/") for href in hrefs)

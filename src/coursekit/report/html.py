@@ -23,9 +23,13 @@ def _e(text: object) -> str:
 
 
 def _href(prefix: str, path: str) -> str:
-    # Paths are repository-relative with "/" separators; only URL-special characters need care.
+    # Paths are repository-relative with "/" separators; only URL-special characters need care,
+    # and "./" keeps a first folder named like "c:" from reading as a URL scheme.
     quoted = path.replace("%", "%25").replace("#", "%23").replace("?", "%3F").replace(" ", "%20")
-    return _e(prefix + quoted)
+    url = prefix + quoted
+    if ":" in url.split("/", 1)[0]:
+        url = "./" + url
+    return _e(url)
 
 
 def _files(prefix: str, paths: tuple[str, ...]) -> str:
