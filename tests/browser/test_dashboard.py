@@ -133,3 +133,33 @@ def test_it_prints_with_its_bars(page: Page, site: Path) -> None:
     ) == ("exact")
     assert accessibility_problems(page) == []
     assert page.pdf().startswith(b"%PDF")
+
+
+def test_the_seed_chapter_reads_as_the_seed_page(page: Page, tmp_path: Path) -> None:
+    seed = Path(__file__).resolve().parents[1] / "fixtures" / "seed-course" / "course"
+    html = tmp_path / "seed.html"
+    args = ["--no-exec", "--format", "html", "--chapter", "II.2", "--output-file", str(html)]
+    result = CliRunner().invoke(main, ["owed", "--course", str(seed), *args])
+    assert result.exit_code == 0, result.output
+    page.open(html)
+    # What a reader sees (innerText follows the rendering), header by header.
+    shown = page.evaluate(
+        """(() => { const table = document.querySelector('table');
+        const heads = Array.from(table.tHead.rows[0].cells, th => th.innerText.trim());
+        const row = table.querySelector('tr[id="II.2"]');
+        return Object.fromEntries(Array.from(row.cells, (cell, i) =>
+          [heads[i], (cell.querySelector('b') || cell).innerText.trim()])); })()"""
+    )
+    assert {k: v for k, v in shown.items() if k not in ("Chapter", "Book 0 waits for")} == {
+        "Maturity": "M2 Substantive",
+        "Status": "draft",
+        "basics": "3/9",
+        "concept": "2/2",
+        "theory": "0/2",
+        "mathematics": "0/9",
+        "practice": "0/6",
+        "Problems": "0/3",
+        "Variants": "0/3",
+        "Exercises": "0/6",
+        "Owes": "9",
+    }
