@@ -9,6 +9,7 @@ inside it, in both colour schemes; and it prints.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +21,11 @@ from screenshots import SCHEMES, WIDTH, reference, render, shoot
 
 from coursekit.cli import main
 from dashboard_dom import chapter_rows, numbers_of
+from helpers import edit
+
+REPO = Path(__file__).resolve().parents[2]
+II1 = "II/1-attention-stripped-to-its-bones"
+II2 = "II/2-from-recurrence-to-attention"
 
 pytestmark = pytest.mark.skipif(
     chromium() is None,
@@ -98,6 +104,25 @@ def test_accessibility_checks_find_nothing(page: Page, site: Path, scheme: str) 
     page.media(scheme)
     page.open(site)
     assert page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") == (scheme == "dark")
+    assert accessibility_problems(page) == []
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_course_in_trouble_is_accessible_too(page: Page, tmp_path: Path, scheme: str) -> None:
+    """A chapter that does not load (its failures listed), a stub, unverified problems."""
+    course = tmp_path / "course"
+    shutil.copytree(REPO / "course", course)
+    edit(course / II1 / "chapter.yaml", "\nauthors:", "\n  authors:")
+    edit(
+        course / II2 / "lessons/model-width.md", "reading_time: 4", "reading_time: 4\nstatus: stub"
+    )
+    html = tmp_path / "trouble.html"
+    args = ["--no-exec", "--format", "html", "--output-file", str(html)]
+    assert CliRunner().invoke(main, ["owed", "--course", str(course), *args]).exit_code == 1
+    page.media(scheme)
+    page.open(html)
+    assert page.evaluate("document.querySelectorAll('.fail li, tr.broken').length") == 2
+    assert "1 stub" in page.evaluate("document.querySelector('tr[id=\"II.2\"]').innerText")
     assert accessibility_problems(page) == []
 
 

@@ -51,7 +51,7 @@ CSS = (
     "td b[style]{min-width:4rem;padding-top:.75rem;background:linear-gradient(to right,var(--c) var(--w),"
     "var(--track) var(--w)) 0 .2rem/4rem .45rem no-repeat}"
     "td.ok{--c:var(--ok)}td.short{--c:var(--short)}"
-    "td>b~a{font-size:.75rem;margin-right:.3rem}"
+    "td>b~a,td>small~a{font-size:.75rem;margin-right:.3rem}"
     "small{display:block;color:var(--muted);font-size:.75rem}"
     ".fail{margin:.25rem 0;padding-left:1rem;color:var(--short)}"
     ".fail code{color:var(--fg)}"
