@@ -161,3 +161,31 @@ def test_a_folder_named_like_a_url_scheme_is_still_a_relative_link(tmp_path: Pat
     assert code == 0
     hrefs = [link for row in chapter_rows(page).values() for c in row.values() for link in c.links]
     assert hrefs and all(href.startswith("./c:course/") for href in hrefs)
+
+
+def _luminance(colour: str) -> float:
+    def channel(value: int) -> float:
+        c = value / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def contrast(a: str, b: str) -> float:
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("scheme", [0, 1], ids=["light", "dark"])
+def test_every_colour_pair_of_the_table_has_enough_contrast(scheme: int) -> None:
+    """Any text colour on any background of the table (WCAG AA), and bars (3:1) in both schemes."""
+    from coursekit.report.html_style import COLOURS
+
+    colour = {name: pair[scheme] for name, pair in COLOURS.items()}
+    for ground in ("bg", "head"):
+        for text in ("fg", "muted", "link", "ok", "short"):
+            assert contrast(colour[text], colour[ground]) >= 4.5, (text, ground)
+        for fill in ("ok", "short"):
+            assert contrast(colour[fill], colour[ground]) >= 3, (fill, ground)
+    assert contrast("#777777", "#ffffff") < 4.5  # the measure can fail
