@@ -162,9 +162,16 @@ def clean_command(course: Path | None) -> None:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "markdown", "json"]),
+    type=click.Choice(["text", "markdown", "json", "html"]),
     default="text",
     show_default=True,
+    help="html: a self-contained dashboard page.",
+)
+@click.option(
+    "--output-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write the report here (atomically) instead of to stdout.",
 )
 @click.option("--chapter", "chapters", multiple=True, help="Only this chapter (repeatable).")
 @click.option(
@@ -174,6 +181,7 @@ def clean_command(course: Path | None) -> None:
 @course_option
 def owed_command(
     output_format: str,
+    output_file: Path | None,
     chapters: tuple[str, ...],
     no_exec: bool,
     no_cache: bool,
@@ -186,7 +194,13 @@ def owed_command(
     from coursekit.commands import owed
 
     code = owed.run(
-        _project(course), output_format, chapters, sys.stdout, not no_exec, not no_cache
+        _project(course),
+        output_format,
+        chapters,
+        sys.stdout,
+        not no_exec,
+        not no_cache,
+        output_file,
     )
     sys.exit(code)
 

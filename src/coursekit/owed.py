@@ -78,6 +78,11 @@ class ChapterOwed:
     unverified: int = 0  # problems counted whose program was not run
     loads: bool = True  # False: the chapter's manifest did not load; nothing here is known
     failures: tuple[LoadFailure, ...] = ()  # why it, or some of its documents, did not load
+    book: str = ""  # the book that lists it
+    path: str = ""  # its chapter.yaml ("" when it did not load)
+    # The files behind each count, by the count's name (a strand, "problems", "exercises",
+    # "apparatus", "stubs"): what was counted as written, or where an entry is only planned.
+    files: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def owes(self) -> int:
@@ -106,6 +111,8 @@ class ChapterOwed:
     def as_dict(self) -> dict[str, object]:
         return {
             "id": self.id,
+            "book": self.book,
+            "path": self.path,
             "loads": self.loads,
             "failures": [failure_dict(f) for f in self.failures],
             "title": self.title,
@@ -119,6 +126,7 @@ class ChapterOwed:
             "planned_apparatus": list(self.planned_apparatus),
             "stubs": list(self.stubs),
             "unverified": self.unverified,
+            "files": {name: list(paths) for name, paths in self.files.items()},
             # Unknown, not zero, for a chapter that did not load.
             "owes": self.owes if self.loads else None,
         }
@@ -272,14 +280,14 @@ def chapter_owed(
     for name in requires.strands if requires else {}:
         if name not in strand_ids:
             strand_ids.append(name)
-    written: dict[str, int] = dict.fromkeys(strand_ids, 0)
+    written: dict[str, list[str]] = {name: [] for name in strand_ids}
     for item in chapter.manifest.items:
         lesson = chapter.lessons.get(item.id) if item.lesson is not None else None
         if lesson is not None and lesson.meta.status != "stub":
-            written[lesson.meta.strand] = written.get(lesson.meta.strand, 0) + 1
+            written.setdefault(lesson.meta.strand, []).append(lesson.path)
     strands = {
-        name: Count(count, requires.strands.get(name, 0) if requires else 0)
-        for name, count in written.items()
+        name: Count(len(paths), requires.strands.get(name, 0) if requires else 0)
+        for name, paths in written.items()
     }
     problems = [p for p in chapter.problems.values() if problem_written(p, confirmed)]
     unverified = sum(1 for p in problems if confirmed is None or confirmed(p) is None)
@@ -290,6 +298,14 @@ def chapter_owed(
         for link in chapter.manifest.apparatus
         if link.id in entries and entries[link.id].status == "planned"
     )
+    stubs = tuple(path for path, _ in stubs_of(chapter))
+    files = {
+        **{name: tuple(paths) for name, paths in written.items()},
+        "problems": tuple(p.path for p in problems),
+        "exercises": tuple(e.path for e in exercises),
+        "apparatus": tuple(dict.fromkeys(_apparatus_path(course, entry) for entry in planned)),
+        "stubs": stubs,
+    }
     return ChapterOwed(
         id=chapter.id,
         title=chapter.manifest.title,
@@ -303,13 +319,24 @@ def chapter_owed(
         ),
         exercises=Count(len(exercises), requires.exercises if requires else 0),
         planned_apparatus=planned,
-        stubs=tuple(path for path, _ in stubs_of(chapter)),
+        stubs=stubs,
         unverified=unverified,
         failures=tuple(f for f in course.failed if f.location.path.startswith(chapter.dir + "/")),
+        book=chapter.book_id,
+        path=chapter.path,
+        files=files,
     )
 
 
-def unloaded_owed(unloaded: Unloaded) -> ChapterOwed:
+def _apparatus_path(course: Course, entry: str) -> str:
+    """The book.yaml that lists a Book 0 entry."""
+    for book in course.books.values():
+        if any(listed.id == entry for listed in book.manifest.apparatus):
+            return book.path
+    return ""
+
+
+def unloaded_owed(unloaded: Unloaded, book: str = "") -> ChapterOwed:
     """The row of a listed chapter that did not load: its failures, and nothing counted."""
     nothing = Count(0, 0)
     return ChapterOwed(
@@ -324,6 +351,7 @@ def unloaded_owed(unloaded: Unloaded) -> ChapterOwed:
         exercises=nothing,
         loads=False,
         failures=unloaded.failures,
+        book=book,
     )
 
 
@@ -347,7 +375,7 @@ def course_owed(
             if chapter is not None:
                 rows.append(chapter_owed(course, chapter, confirmed))
             elif unloaded is not None:
-                rows.append(unloaded_owed(unloaded))
+                rows.append(unloaded_owed(unloaded, book_id))
     rows += [
         chapter_owed(course, c, confirmed) for cid, c in course.chapters.items() if cid not in seen
     ]

@@ -80,7 +80,7 @@ def test_the_workflow_parses_and_names_its_steps() -> None:
     triggers = workflow["on" if "on" in workflow else True]  # YAML 1.1 reads `on` as true
     assert {"push", "pull_request"} <= set(triggers)
     uses = [step["uses"].split("@")[0] for step in steps() if "uses" in step]
-    assert uses == ["actions/checkout", "actions/setup-python"]
+    assert uses == ["actions/checkout", "actions/setup-python", "actions/upload-artifact"]
     setup = next(step for step in steps() if step.get("uses", "").startswith("actions/setup"))
     requires = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
     assert requires == f">={setup['with']['python-version']}"
@@ -100,6 +100,20 @@ def test_split_commands() -> None:
         ["a"],
         ["b", "--x", "y"],
     ]
+
+
+def test_the_dashboard_the_workflow_writes_is_the_artifact_it_uploads() -> None:
+    (upload,) = [step for step in steps() if step.get("uses", "").startswith("actions/upload")]
+    written = [
+        c[c.index("--output-file") + 1]
+        for c in coursekit_commands()
+        if c[1] == "owed" and "--output-file" in c and c[c.index("--format") + 1] == "html"
+    ]
+    assert written == [upload["with"]["path"]]
+    order = steps()
+    writer = next(i for i, step in enumerate(order) if written[0] in step.get("run", ""))
+    assert writer < order.index(upload)
+    assert "!cancelled()" in upload["if"]  # uploaded even when the check above failed
 
 
 def test_pip_installs_this_project_with_declared_extras() -> None:

@@ -3,7 +3,10 @@
 A report, not a check: whatever is owed, it exits 0 (`check` is what fails a published chapter
 that owes). It exits 1 when part of the course did not load (the counts would be short; each
 such chapter is a row that says where it failed), and 2 for a usage error, such as an unknown
-`--chapter`. Problems count through the same function as CK7xx (`rules.maturity.owed_of`): their
+`--chapter`, or an `--output-file` that cannot be written (nothing is written then). `--format
+html` is the dashboard (`report.html`): its links are relative to where the page is written, so
+they work from the output file's folder (from the repository root when it goes to stdout).
+Problems count through the same function as CK7xx (`rules.maturity.owed_of`): their
 programs run (cached, as in `check`) unless `--no-exec`, and then they are "unverified".
 """
 
@@ -12,14 +15,17 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
+from coursekit.atomic import atomic_write_text
 from coursekit.hints import did_you_mean
 from coursekit.owed import ChapterOwed, Count, CourseOwed, known_ids, unverified
 from coursekit.project import Project
+from coursekit.report.html import render_html
 from coursekit.report.markdown import render_owed
 
-FORMATS = ("text", "markdown", "json")
+FORMATS = ("text", "markdown", "json", "html")
 
 
 def run(
@@ -29,9 +35,16 @@ def run(
     out: TextIO,
     run_programs: bool = True,
     use_cache: bool = True,
+    output_file: Path | None = None,
 ) -> int:
     if output_format not in FORMATS:
         out.write(f"coursekit owed: --format must be one of {', '.join(FORMATS)}\n")
+        return 2
+    if output_file is not None and not output_file.parent.is_dir():
+        out.write(f"coursekit owed: cannot write {output_file}: no folder {output_file.parent}\n")
+        return 2
+    if output_file is not None and output_file.is_dir():
+        out.write(f"coursekit owed: cannot write {output_file}: it is a folder\n")
         return 2
     from coursekit import cache
     from coursekit.engine import load_context
@@ -50,12 +63,32 @@ def run(
     owed = owed_of(ctx, list(chapters) or None)
     title = course.manifest.title if course.manifest else ""
     if output_format == "json":
-        out.write(json.dumps(owed.as_dict(), indent=2, ensure_ascii=False) + "\n")
+        page = json.dumps(owed.as_dict(), indent=2, ensure_ascii=False) + "\n"
     elif output_format == "markdown":
-        out.write(render_owed(owed, title))
+        page = render_owed(owed, title)
+    elif output_format == "html":
+        books = {book_id: book.manifest.title for book_id, book in course.books.items()}
+        page = render_html(owed, title, books, _prefix(project.root, output_file))
     else:
-        out.write(render_text(owed))
+        page = render_text(owed)
+    if output_file is None:
+        out.write(page)
+    else:
+        try:
+            atomic_write_text(output_file, page)
+        except OSError as exc:
+            out.write(f"coursekit owed: cannot write {output_file}: {exc.strerror or exc}\n")
+            return 2
     return 1 if owed.incomplete else 0
+
+
+def _prefix(root: Path, output_file: Path | None) -> str:
+    """The relative way from the page's folder to the repository root ("" for stdout)."""
+    if output_file is None:
+        return ""
+    folder = output_file.absolute().parent
+    way = os.path.relpath(root.absolute(), folder).replace(os.sep, "/")
+    return "" if way == "." else way + "/"
 
 
 def _rows(chapter: ChapterOwed) -> list[tuple[str, Count]]:
