@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import select
 import shutil
 import struct
@@ -182,6 +183,16 @@ class _Server:
                 stream.close()
 
 
+#: C0 and C1 control characters but newline and tab, DEL, and the bidirectional overrides
+#: and isolates: a program's text must not move the cursor, recolour or reorder a terminal.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character written as an escape (``\\x1b``, ``\\r``)."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def outcome_from_reply(key: str, reply: Mapping[str, Any] | None) -> Outcome:
     if reply is None:
         return Outcome(
@@ -192,13 +203,13 @@ def outcome_from_reply(key: str, reply: Mapping[str, Any] | None) -> Outcome:
     except ValueError:
         return Outcome(key, Status.CRASHED, message=f"the runner sent a bad status: {reply!r:.200}")
     value: Any = None
-    message = str(reply.get("message", ""))
+    message = printable(str(reply.get("message", "")))
     if status is Status.OK:
         try:
             value = decode(reply.get("value"))
         except WireError as exc:
             status, message = Status.CRASHED, f"the result could not be read: {exc}"
-    tb = str(reply.get("traceback", ""))
+    tb = printable(str(reply.get("traceback", "")))
     if tb:
         message = f"{message}\n{tb.rstrip()}"
     return Outcome(
@@ -207,11 +218,11 @@ def outcome_from_reply(key: str, reply: Mapping[str, Any] | None) -> Outcome:
         value=value,
         message=message,
         traceback=tb,
-        stdout=str(reply.get("stdout", "")),
-        stderr_tail=str(reply.get("stderr_tail", "")),
+        stdout=printable(str(reply.get("stdout", ""))),
+        stderr_tail=printable(str(reply.get("stderr_tail", ""))),
         duration=float(reply.get("duration", 0.0)),
         sandbox=str(reply.get("sandbox", "")),
-        extra={k: reply[k] for k in ("stdout_bytes", "stderr_bytes") if k in reply},
+        extra={k: reply[k] for k in ("stdout_bytes", "stderr_bytes", "budget") if k in reply},
     )
 
 
@@ -261,6 +272,14 @@ class Runner:
         self.start(1)
         hello = self._servers[0].hello or {}
         return str(hello.get("sandbox", ""))
+
+    @property
+    def budget(self) -> str:
+        """How a job's budget is counted: ``cgroup2``/``cgroup1`` (the whole job), or
+        ``single-process`` (no cgroup: the job may not create processes)."""
+        self.start(1)
+        hello = self._servers[0].hello or {}
+        return str(hello.get("budget", ""))
 
     def close(self) -> None:
         with self._lock:
