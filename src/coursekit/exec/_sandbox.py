@@ -201,15 +201,20 @@ def reach_through_descriptors(roots: list[str]) -> None:
     for root in roots:
         fd = os.open(root, os.O_PATH | os.O_DIRECTORY)
         mapping[root] = f"/proc/self/fd/{fd}"
-    rewritten = []
-    for entry in sys.path:
+
+    def through(entry: str) -> str:
         real = os.path.realpath(entry) if entry else entry
         for root, via in mapping.items():
             if real == root or real.startswith(root + "/"):
-                real = via + real[len(root) :]
-                break
-        rewritten.append(real)
-    sys.path[:] = rewritten
+                return via + real[len(root) :]
+        return entry
+
+    sys.path[:] = [through(entry) for entry in sys.path]
+    # Packages already imported look for their submodules in their own __path__.
+    for module in list(sys.modules.values()):
+        search = getattr(module, "__path__", None)
+        if isinstance(search, list):
+            search[:] = [through(entry) for entry in search]
     sys.path_importer_cache.clear()
 
 

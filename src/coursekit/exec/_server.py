@@ -487,14 +487,14 @@ def main(argv: list[str]) -> int:
     BASE = tempfile.mkdtemp(prefix="root-", dir=WORKDIRS)
     ROOTS = _sandbox.readable_roots()
     try:
-        return serve(mode)
+        return serve(mode, options.get("--budget", "auto"))
     finally:
         shutil.rmtree(WORKDIRS, ignore_errors=True)
         if LAYOUT is not None:
             LAYOUT.sweep()
 
 
-def serve(mode: str) -> int:
+def serve(mode: str, budget: str) -> int:
     global LAYOUT
     proto_in = os.dup(0)
     proto_out = os.dup(1)
@@ -503,7 +503,7 @@ def serve(mode: str) -> int:
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _sandbox._libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    LAYOUT = _cgroup.detect()
+    LAYOUT = _cgroup.detect() if budget == "auto" else None
     if LAYOUT is not None:
         LAYOUT.sweep()
     gc.collect()

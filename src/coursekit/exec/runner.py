@@ -40,6 +40,8 @@ ONE_THREAD = (
     "NUMBA_NUM_THREADS",
 )
 SANDBOX_MODES = ("auto", "namespace", "setuid", "basic")
+#: ``auto``: a cgroup per job where one can be made, else ``single-process``.
+BUDGETS = ("auto", "single-process")
 HELLO_TIMEOUT_S = 60.0
 #: How long past a job's wall limit the parent waits for the server before giving up on it.
 GRACE_S = 10.0
@@ -69,14 +71,19 @@ def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str
 class _Server:
     """One fork server process and its framed pipe."""
 
-    def __init__(self, python: str, sandbox: str) -> None:
+    def __init__(self, python: str, sandbox: str, budget: str = "auto") -> None:
         # The server makes each job's folder in here; whatever a killed server leaves behind,
         # `_remove_workdirs` takes away. Others may traverse it (a sandboxed uid must reach its
         # own folder) but not list it.
         self.workdirs = tempfile.mkdtemp(prefix="coursekit-exec-")
         os.chmod(self.workdirs, 0o711)
         self.proc = subprocess.Popen(
-            [python, "-I", str(SERVER_SCRIPT), "--sandbox", sandbox, "--workdirs", self.workdirs],
+            [
+                python,
+                "-I",
+                str(SERVER_SCRIPT),
+                *("--sandbox", sandbox, "--budget", budget, "--workdirs", self.workdirs),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if os.environ.get("COURSEKIT_EXEC_DEBUG") else subprocess.DEVNULL,
@@ -239,9 +246,13 @@ class Runner:
         *,
         python: str | None = None,
         sandbox: str = "auto",
+        budget: str = "auto",
     ) -> None:
         if sandbox not in SANDBOX_MODES:
             raise ValueError(f"sandbox must be one of {SANDBOX_MODES}, not {sandbox!r}")
+        if budget not in BUDGETS:
+            raise ValueError(f"budget must be one of {BUDGETS}, not {budget!r}")
+        self.budget_request = budget
         self.parallel = max(1, parallel or os.cpu_count() or 1)
         self.python = python or sys.executable
         self.sandbox_request = sandbox
@@ -255,7 +266,8 @@ class Runner:
         want = min(self.parallel, count if count is not None else self.parallel)
         with self._lock:
             fresh = [
-                _Server(self.python, self.sandbox_request) for _ in range(want - len(self._servers))
+                _Server(self.python, self.sandbox_request, self.budget_request)
+                for _ in range(want - len(self._servers))
             ]
             try:
                 for server in fresh:
@@ -366,7 +378,7 @@ class Runner:
         server = self._servers[slot]
         if not server.alive or server.proc.stdin is None or server.proc.stdin.closed:
             server.kill()
-            server = _Server(self.python, self.sandbox_request)
+            server = _Server(self.python, self.sandbox_request, self.budget_request)
             server.wait_hello()
             self._servers[slot] = server
         return server

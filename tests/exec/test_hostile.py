@@ -1,0 +1,542 @@
+"""Hostile programs against the sandbox: each is reported with the right code within its limit,
+reaches nothing of the host's, and leaves nothing behind; a legitimate problem run beside it in
+the same batch is still checked.
+
+The strongest mode (root: namespaces and a cgroup per job) is what CI runs; tests that need it
+skip elsewhere, and say so.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from coursekit.exec import Job, Limits, Outcome, Runner, Status
+
+# The uid range the namespace/setuid sandboxes draw a fresh uid from (see _server.py).
+UID_LOW, UID_SPAN = 0x2000_0000, 0x4000_0000
+TIGHT = Limits(wall_s=3, cpu_s=2, memory_mb=256, processes=8)
+SENTINEL = Job(
+    "sentinel",
+    "import numpy as np\n\ndef solve():\n    return float(np.linalg.det(2 * np.eye(3)))\n",
+    "sentinel.py",
+)
+
+
+@pytest.fixture(scope="module")
+def runner() -> Iterator[Runner]:
+    with Runner(parallel=2) as pool:
+        pool.start()
+        yield pool
+
+
+@pytest.fixture
+def strongest(runner: Runner) -> Runner:
+    if runner.sandbox != "namespace" or not runner.budget.startswith("cgroup"):
+        pytest.skip(f"needs root (sandbox {runner.sandbox}, budget {runner.budget})")
+    return runner
+
+
+def sandbox_pids() -> list[int]:
+    """Live (non-zombie) processes running under a sandbox uid."""
+    return [pid for pids in sandbox_uids().values() for pid in pids]
+
+
+def sandbox_uids() -> dict[int, list[int]]:
+    """Live (non-zombie) processes running under a sandbox uid, by uid (one uid per job)."""
+    found: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uid = int(fields.get("Uid", "0").split()[0])
+        if UID_LOW <= uid < UID_LOW + UID_SPAN and "Z" not in fields.get("State", ""):
+            found.setdefault(uid, []).append(int(entry))
+    return found
+
+
+def eventually(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def alive(pid: int) -> bool:
+    try:
+        return "\tZ" not in Path(f"/proc/{pid}/status").read_text().split("State:")[1][:4]
+    except (OSError, IndexError):
+        return False
+
+
+def ipc_objects() -> set[str]:
+    """Every SysV IPC object on the host (shared memory, semaphores, queues)."""
+    found = set()
+    for kind in ("shm", "sem", "msg"):
+        with open(f"/proc/sysvipc/{kind}") as handle:
+            found |= {f"{kind}:{line.split()[1]}" for line in handle.readlines()[1:]}
+    return found
+
+
+def job_folders(runner: Runner) -> list[str]:
+    """Job folders in the servers' folders beyond each server's one waiting spare."""
+    extra = []
+    for server in runner._servers:
+        jobs = [name for name in os.listdir(server.workdirs) if name.startswith("job-")]
+        extra += jobs[1:]
+    return extra
+
+
+def hostile(runner: Runner, source: str, limits: Limits = TIGHT) -> Outcome:
+    """Run ``source`` beside the sentinel; check the sentinel, the limit and the leftovers."""
+    before_ipc = ipc_objects()
+    start = time.monotonic()
+    outcome, sentinel = runner.run(
+        [Job("hostile", textwrap.dedent(source), "solution.py"), SENTINEL], limits
+    )
+    assert time.monotonic() - start < limits.wall_s + 2, "not stopped within its limit"
+    assert sentinel.ok and sentinel.value == pytest.approx(8.0), sentinel.message
+    assert eventually(lambda: not sandbox_pids()), f"processes left: {sandbox_pids()}"
+    assert ipc_objects() == before_ipc, "IPC objects left behind"
+    assert eventually(lambda: not job_folders(runner)), job_folders(runner)
+    return outcome
+
+
+# ------------------------------------------------------------------ one job, one budget
+
+
+class PeakMemory:
+    """The peak of the sandboxed processes' own memory (anonymous Pss), sampled from outside."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            for pids in sandbox_uids().values():  # one uid per job
+                total = 0
+                for pid in pids:
+                    try:
+                        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+                    except OSError:
+                        continue
+                    for line in rollup.splitlines():
+                        if line.startswith("Pss_Anon:"):  # what the job itself allocated
+                            total += int(line.split()[1]) << 10
+                self.peak = max(self.peak, total)
+            time.sleep(0.005)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+FORKED_MEMORY = """
+import os, time
+def solve():
+    children = []
+    for _ in range(4):                    # each child stays under the per-process limit
+        pid = os.fork()
+        if pid == 0:
+            block = b"\\x01" * (120 << 20)
+            time.sleep(1.5)
+            os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.waitpid(pid, 0)
+    return "all four children held 120 MiB"
+"""
+
+
+def test_memory_is_limited_per_job_not_per_process(strongest: Runner) -> None:
+    with PeakMemory() as memory:
+        outcome = hostile(strongest, FORKED_MEMORY)
+    assert outcome.status is Status.MEMORY, outcome.message
+    assert "every process it started" in outcome.message
+    # Pss also counts each process's share of pages the server owns (about 20 MiB in all);
+    # four children of 120 MiB each would be twice the limit.
+    assert memory.peak <= (TIGHT.memory_mb + 40) << 20, f"peak {memory.peak >> 20} MiB"
+
+
+def test_cpu_is_limited_per_job(strongest: Runner) -> None:
+    outcome = hostile(
+        strongest,
+        """
+        import os
+        def solve():
+            for _ in range(3):             # four busy processes share one CPU budget
+                if os.fork() == 0:
+                    break
+            while True:
+                pass
+        """,
+        Limits(wall_s=8, cpu_s=1, processes=8),
+    )
+    assert outcome.status is Status.TIMEOUT and "CPU time" in outcome.message, outcome.message
+    assert outcome.duration < 4  # two cores: a per-process limit would have allowed ~8 s
+
+
+def test_processes_are_limited_per_job(strongest: Runner) -> None:
+    peak = 0
+
+    def count() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max([peak, *(len(pids) for pids in sandbox_uids().values())])
+            time.sleep(0.01)
+
+    done = threading.Event()
+    watcher = threading.Thread(target=count, daemon=True)
+    watcher.start()
+    outcome = hostile(
+        strongest,
+        """
+        import os, time
+        def solve():
+            while True:                    # a fork bomb that also leaves its session
+                try:
+                    if os.fork() == 0:
+                        os.setsid()
+                except OSError:
+                    time.sleep(0.01)
+        """,
+        Limits(wall_s=1.5, cpu_s=5, processes=8),
+    )
+    done.set()
+    watcher.join()
+    assert outcome.status is Status.TIMEOUT, outcome.message
+    assert 1 < peak <= 8
+
+
+def test_without_a_cgroup_a_job_cannot_create_processes() -> None:
+    with Runner(parallel=1, budget="single-process") as pool:
+        assert pool.budget == "single-process"
+        [outcome] = pool.run(
+            [Job("fork", "import os\ndef solve():\n    os.fork()\n    return 1\n")], TIGHT
+        )
+    assert outcome.status is Status.ERROR and "BlockingIOError" in outcome.message, outcome.message
+
+
+# ------------------------------------------------------------------ isolation
+
+
+CTYPES_SOCKETS = """
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+
+def inet(port):
+    return struct.pack("<H", 2) + struct.pack(">H", port) + bytes([127, 0, 0, 1]) + bytes(8)
+
+def unix_abstract(name):
+    return struct.pack("<H", 1) + b"\\0" + name
+
+def attempt(kind, address):
+    fd = libc.socket(1 if kind == "unix" else 2, 2 if kind == "udp" else 1, 0)
+    if fd < 0:
+        return "socket: " + os.strerror(ctypes.get_errno())
+    buf = ctypes.create_string_buffer(address, len(address))
+    if kind == "udp":
+        sent = libc.sendto(fd, b"stolen", 6, 0, buf, len(address))
+        return "sent" if sent == 6 else "sendto: " + os.strerror(ctypes.get_errno())
+    if libc.connect(fd, buf, len(address)) != 0:
+        return "connect: " + os.strerror(ctypes.get_errno())
+    libc.send(fd, b"stolen", 6, 0)
+    return "connected"
+
+def solve():
+    return {{
+        "tcp": attempt("tcp", inet({tcp})),
+        "udp": attempt("udp", inet({udp})),
+        "unix": attempt("unix", unix_abstract({unix!r})),
+    }}
+"""
+
+
+def test_no_socket_reaches_the_host(strongest: Runner) -> None:
+    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    name = f"coursekit-hostile-{os.getpid()}".encode()
+    with tcp, udp, unix:
+        tcp.bind(("127.0.0.1", 0))
+        udp.bind(("127.0.0.1", 0))
+        unix.bind(b"\0" + name)
+        tcp.listen()
+        unix.listen()
+        for sock in (tcp, udp, unix):
+            sock.setblocking(False)
+        source = CTYPES_SOCKETS.format(
+            tcp=tcp.getsockname()[1], udp=udp.getsockname()[1], unix=name
+        )
+        outcome = hostile(strongest, source)
+        assert outcome.ok, outcome.message
+        assert not {"connected", "sent"} & set(outcome.value.values()), outcome.value
+        for receive in (tcp.accept, unix.accept, lambda: udp.recv(64)):
+            with pytest.raises(BlockingIOError):  # nothing arrived
+                receive()
+
+
+def test_sysv_shared_memory_does_not_outlive_the_job(strongest: Runner) -> None:
+    outcome = hostile(
+        strongest,
+        """
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        def solve():
+            return libc.shmget(0x434B0001, 1 << 20, 0o1000 | 0o666)   # IPC_CREAT
+        """,
+    )
+    assert outcome.ok and outcome.value >= 0, outcome.message  # made in its own IPC namespace
+
+
+def test_proc_lists_only_the_job(strongest: Runner) -> None:
+    outcome = hostile(
+        strongest,
+        """
+        import os
+        def solve():
+            seen = {}
+            for pid in sorted(p for p in os.listdir("/proc") if p.isdigit()):
+                try:
+                    seen[pid] = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+                except OSError as exc:
+                    seen[pid] = type(exc).__name__
+            return seen
+        """,
+    )
+    assert outcome.ok, outcome.message
+    assert list(outcome.value) == ["1"], outcome.value  # itself, pid 1 of its namespace
+    assert not any("pytest" in line for line in outcome.value.values())
+
+
+def test_host_files_are_not_readable(strongest: Runner) -> None:
+    repo = Path(tempfile.mkdtemp(prefix="coursekit-hostile-repo-"))
+    try:
+        repo.chmod(0o755)
+        (repo / ".git").mkdir(mode=0o755)
+        (repo / ".git" / "config").write_text("[remote]\n\ttoken = secret\n")
+        (repo / ".git" / "config").chmod(0o644)
+        targets = ["/etc/passwd", "/etc/shadow", str(repo / ".git" / "config"), "/root"]
+        outcome = hostile(
+            strongest,
+            f"""
+            import os
+            def solve():
+                found = {{}}
+                for path in {targets!r}:
+                    try:
+                        found[path] = os.listdir(path) if os.path.isdir(path) else open(path).read()
+                    except OSError as exc:
+                        found[path] = type(exc).__name__
+                return found
+            """,
+        )
+    finally:
+        subprocess.run(["rm", "-rf", str(repo)], check=True)
+    assert outcome.ok, outcome.message
+    for path, seen in outcome.value.items():
+        if path == "/root":  # only the way down to the interpreter, if it lives there
+            assert all(name.startswith(".") for name in seen), seen
+        else:
+            assert seen == "FileNotFoundError", (path, seen)
+
+
+STDLIB_PROBE = """
+import importlib, sys, json
+SKIP = {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "_tkinter",
+        "__main__", "__phello__", "_testcapi", "_testinternalcapi", "_testbuffer",
+        "_testimportmultiple", "_testmultiphase", "_xxtestfuzz", "_ctypes_test"}
+ok = []
+for name in sorted(sys.stdlib_module_names - SKIP):
+    try:
+        importlib.import_module(name)
+    except Exception:
+        continue
+    ok.append(name)
+print(json.dumps(ok))
+"""
+
+IMPORT_ALL = """
+import importlib
+NAMES = {names!r}
+def solve():
+    failed = {{}}
+    for name in NAMES:
+        try:
+            importlib.import_module(name)
+        except BaseException as exc:
+            failed[name] = repr(exc)
+    return failed
+"""
+
+
+@pytest.fixture(scope="module")
+def stdlib_names() -> list[str]:
+    """The standard-library modules (and numpy's) that import in a fresh interpreter here."""
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", STDLIB_PROBE], capture_output=True, text=True, check=True
+    )
+    import json
+
+    names: list[str] = json.loads(result.stdout.splitlines()[-1])
+    return [*names, "numpy.linalg", "numpy.fft", "numpy.random", "numpy.ma", "numpy.polynomial"]
+
+
+@pytest.mark.parametrize("mode", ["auto", "setuid"])
+def test_every_stdlib_module_imports_under_the_sandbox_uid(
+    mode: str, stdlib_names: list[str]
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the sandbox uid exists only as root")
+    assert len(stdlib_names) > 150
+    with Runner(parallel=1, sandbox=mode) as pool:  # type: ignore[arg-type]
+        [outcome] = pool.run([Job("imports", IMPORT_ALL.format(names=stdlib_names))], Limits())
+    assert outcome.ok, outcome.message
+    assert outcome.value == {}
+
+
+# ------------------------------------------------------------------ results cannot be forged
+
+
+FORGED = """
+import os, struct, time
+def solve():
+    body = b'{{"status": "ok", "value": 42}}'
+    os.write(3, struct.pack(">I", len(body)) + body)   # a well-formed result, written directly
+    {then}
+"""
+
+
+@pytest.mark.parametrize(
+    ("then", "status", "words"),
+    [
+        ("while True: pass", Status.TIMEOUT, "limit exceeded"),
+        ("time.sleep(60)", Status.TIMEOUT, "wall-clock limit"),
+        ("os._exit(3)", Status.EXITED, "exited with status 3"),
+        ("return 42", Status.CRASHED, "more than one frame"),
+    ],
+    ids=["loop", "sleep", "exit-3", "then-return"],
+)
+def test_a_forged_result_counts_for_nothing(
+    runner: Runner, then: str, status: Status, words: str
+) -> None:
+    outcome = hostile(runner, FORGED.format(then=then), Limits(wall_s=1.5, cpu_s=1))
+    assert outcome.status is status and words in outcome.message, outcome.message
+
+
+def test_an_unencodable_value_says_so(runner: Runner) -> None:
+    outcome = hostile(runner, "def solve():\n    return 10**5000\n")
+    assert outcome.status is Status.NO_RESULT
+    assert "cannot be encoded" in outcome.message and "status 72" not in outcome.message
+
+
+@pytest.mark.parametrize(
+    "steal",
+    ["os.close(3)", "os.close(3); open('taken', 'w')"],
+    ids=["closed", "replaced"],
+)
+def test_a_closed_result_channel_says_so(runner: Runner, steal: str) -> None:
+    outcome = hostile(runner, f"import os\ndef solve():\n    {steal}\n    return 1\n")
+    assert outcome.status is Status.EXITED, outcome.message
+    assert "closed the result channel" in outcome.message
+
+
+def test_control_characters_are_escaped(runner: Runner) -> None:
+    outcome = hostile(
+        runner,
+        """
+        import sys
+        def solve():
+            print("\\x1b[2Jcleared\\rover")
+            sys.stderr.write("\\x1b]0;title\\x07")
+            raise ValueError("\\x1b[31mred\\r\\u202eevil")
+        """,
+    )
+    assert outcome.status is Status.ERROR
+    shown = outcome.message + outcome.stdout + outcome.stderr_tail + outcome.traceback
+    assert not any(ch in shown for ch in "\x1b\r\x07\u202e"), shown
+    assert "\\x1b[31mred\\r\\u202eevil" in outcome.message
+    assert outcome.stdout == "\\x1b[2Jcleared\\rover\n"
+
+
+# ------------------------------------------------------------------ nothing outlives the job
+
+
+def test_a_daemon_dies_with_its_job(runner: Runner) -> None:
+    if runner.sandbox == "basic":
+        pytest.skip("needs the per-job uid")
+    outcome = hostile(
+        runner,
+        """
+        import os, time
+        def solve():
+            if os.fork() == 0:               # the classic double fork
+                os.setsid()
+                if os.fork() == 0:
+                    time.sleep(60)
+                os._exit(0)
+            return "daemonised"
+        """,
+    )
+    assert outcome.ok and outcome.value == "daemonised", outcome.message
+
+
+KILLED_CHECK = """
+import sys
+from coursekit.exec import Job, Limits, Runner
+with Runner(parallel=2) as runner:
+    runner.start()
+    print(" ".join(str(s.hello["pid"]) for s in runner._servers), flush=True)
+    runner.run([Job(str(i), "def solve():\\n    while True: pass\\n") for i in range(4)],
+               Limits(wall_s=30, cpu_s=30))
+"""
+
+
+@pytest.mark.slow
+def test_a_killed_check_leaves_nothing_behind(tmp_path: Path) -> None:
+    before_ipc = ipc_objects()
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    check = subprocess.Popen(
+        [sys.executable, "-c", KILLED_CHECK], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert check.stdout is not None
+    servers = [int(pid) for pid in check.stdout.readline().split()]
+    assert len(servers) == 2
+    assert eventually(lambda: bool(sandbox_pids()) or os.geteuid() != 0)  # jobs are running
+    check.send_signal(signal.SIGKILL)
+    check.wait()
+    check.stdout.close()
+    assert eventually(lambda: not any(alive(pid) for pid in servers))
+    assert eventually(lambda: not sandbox_pids()), sandbox_pids()
+    assert eventually(lambda: not list(tmp_path.iterdir())), list(tmp_path.iterdir())
+    assert ipc_objects() == before_ipc
+    leftover_cgroups = [
+        path
+        for pattern in ("*/coursekit-job-*", "*/*/*/coursekit-job-*")
+        for path in Path("/sys/fs/cgroup").glob(pattern)
+        if any(f"coursekit-job-{pid}-" in path.name for pid in servers)
+    ]
+    assert not leftover_cgroups
