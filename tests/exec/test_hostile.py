@@ -3,7 +3,8 @@ reaches nothing of the host's, and leaves nothing behind; a legitimate problem r
 the same batch is still checked.
 
 The strongest mode (root: namespaces and a cgroup per job) is what CI runs; tests that need it
-skip elsewhere, and say so.
+skip elsewhere, and say so, except where COURSEKIT_EXEC_REQUIRE_STRONGEST is set (.ci/run as
+root): there they fail.
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ def runner() -> Iterator[Runner]:
 @pytest.fixture
 def strongest(runner: Runner) -> Runner:
     if runner.sandbox != "namespace" or not runner.budget.startswith("cgroup"):
-        pytest.skip(f"needs root (sandbox {runner.sandbox}, budget {runner.budget})")
+        why = f"needs the strongest mode (here: sandbox {runner.sandbox}, budget {runner.budget})"
+        if os.environ.get("COURSEKIT_EXEC_REQUIRE_STRONGEST"):  # CI, as root: never skip
+            pytest.fail(why)
+        pytest.skip(why)
     return runner
 
 
@@ -540,3 +544,23 @@ def test_a_killed_check_leaves_nothing_behind(tmp_path: Path) -> None:
         if any(f"coursekit-job-{pid}-" in path.name for pid in servers)
     ]
     assert not leftover_cgroups
+
+
+# ------------------------------------------------------------------ a weaker mode says so
+
+
+def test_a_weaker_mode_is_stated_in_one_line() -> None:
+    from coursekit.exec import sandbox_note
+    from coursekit.report import REPORTERS, Report
+
+    def ran(mode: str, budget: str) -> Outcome:
+        return Outcome("k", Status.OK, sandbox=mode, extra={"budget": budget})
+
+    assert sandbox_note([ran("namespace", "cgroup1"), ran("namespace", "cgroup2")]) == ""
+    basic = sandbox_note([ran("basic", "single-process")])
+    assert "'basic' sandbox" in basic and "may not start processes" in basic
+    assert "\n" not in basic and "docs/exec.md" in basic
+    assert "'setuid' sandbox" in sandbox_note([ran("setuid", "cgroup1")])
+    assert "no cgroup" in sandbox_note([ran("namespace", "single-process")])
+    text = REPORTERS["text"](Report(diagnostics=[], notes=[basic]))
+    assert text.splitlines()[-2:] == ["All checks passed.", basic]

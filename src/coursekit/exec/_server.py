@@ -204,8 +204,21 @@ class Spare:
             self.cgroup.add(self.pid)
         self.pidfd = os.pidfd_open(self.pid)
         self.reaped = False
+        self.held: list[int] = []
         for fd in child_fds:
             os.close(fd)
+
+    def hold_namespaces(self) -> None:
+        """Keep the worker's namespaces alive past its exit, until ``discard``.
+
+        Tearing down a mount namespace waits for an RCU grace period (milliseconds): with a
+        reference held here, the worker's exit (which the verdict waits for) does not pay it.
+        """
+        if self.mode != "namespace":
+            return
+        for kind in ("mnt", "net", "ipc", "uts"):
+            with contextlib.suppress(OSError):
+                self.held.append(os.open(f"/proc/{self.pid}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC))
 
     def kill(self) -> None:
         if self.pidfd >= 0 and not self.reaped:
@@ -237,6 +250,8 @@ class Spare:
             with_suppressed(os.killpg, self.pid, signal.SIGKILL)
         if self.pidfd >= 0:
             with_suppressed(os.close, self.pidfd)
+        for fd in self.held:
+            with_suppressed(os.close, fd)
         if self.mode != "namespace":  # there, the kernel takes the job's processes with it
             reap_orphans(keep)
         if self.cgroup is not None:
@@ -264,6 +279,7 @@ def serve_job(job: dict[str, Any], spare: Spare, watch: int | None = None) -> di
             spare.cgroup.limit(int(limits["memory_mb"]) << 20, int(limits["processes"]))
     start = time.perf_counter()
     deadline = start + wall
+    spare.hold_namespaces()
     with contextlib.suppress(OSError):  # if the worker died setting up, its result pipe says why
         _frames.write_frame(spare.job_w, job)
     os.close(spare.job_w)

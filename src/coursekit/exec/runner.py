@@ -384,6 +384,31 @@ class Runner:
         return server
 
 
+#: What each weaker mode gives up, against the namespace sandbox with a cgroup per job.
+_WEAKER = {
+    "setuid": "no network, IPC or /proc isolation, and files are protected only by permissions",
+    "basic": "not root: no isolation from the network, or from the files and processes of "
+    "this user",
+}
+
+
+def sandbox_note(outcomes: Iterable[Outcome]) -> str:
+    """One line for the summary when programs ran in a weaker mode than the strongest; else ''."""
+    for outcome in outcomes:
+        mode, budget = outcome.sandbox, str(outcome.extra.get("budget", ""))
+        counted = budget.startswith("cgroup")
+        if mode == "namespace" and counted:
+            continue
+        lost = [_WEAKER[mode]] if mode in _WEAKER else []
+        if not counted:
+            lost.append("no cgroup, so a job may not start processes")
+        return (
+            f"note: worked problems ran in the weaker '{mode}' sandbox ({'; '.join(lost)}); "
+            "see docs/exec.md"
+        )
+    return ""
+
+
 def run_programs(
     jobs: Iterable[Job],
     limits: Limits | None = None,
