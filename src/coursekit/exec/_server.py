@@ -171,7 +171,11 @@ class Spare:
             self.workdir = tempfile.mkdtemp(prefix="job-", dir=WORKDIRS)
             if mode == "setuid":
                 os.chown(self.workdir, self.uid, self.uid)
-        self.cgroup = LAYOUT.new_job() if LAYOUT is not None else None
+        self.cgroup = None
+        if LAYOUT is not None:
+            # Without its cgroup (the hierarchy went away?) the job may not create processes.
+            with contextlib.suppress(OSError):
+                self.cgroup = LAYOUT.new_job()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -275,8 +279,15 @@ def serve_job(job: dict[str, Any], spare: Spare, watch: int | None = None) -> di
     wall = float(limits["wall_s"])
     cpu_limit = float(limits["cpu_s"])
     if spare.cgroup is not None:
-        with contextlib.suppress(OSError):  # a worker that died early: its frame says why
+        try:
             spare.cgroup.limit(int(limits["memory_mb"]) << 20, int(limits["processes"]))
+        except OSError as exc:  # e.g. a limit below what the waiting worker already uses
+            spare.kill()
+            return {
+                "status": "crashed",
+                "message": f"the runner could not set the job's cgroup limits: {exc}",
+                "sandbox": spare.mode,
+            }
     start = time.perf_counter()
     deadline = start + wall
     spare.hold_namespaces()
