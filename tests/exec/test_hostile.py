@@ -166,7 +166,7 @@ def solve():
         pid = os.fork()
         if pid == 0:
             block = b"\\x01" * (120 << 20)
-            time.sleep(1.5)
+            time.sleep(0.5)
             os._exit(0)
         children.append(pid)
     for pid in children:
@@ -227,7 +227,7 @@ def test_processes_are_limited_per_job(strongest: Runner) -> None:
                 except OSError:
                     time.sleep(0.01)
         """,
-        Limits(wall_s=1.5, cpu_s=5, processes=8),
+        Limits(wall_s=1, cpu_s=5, processes=8),
     )
     done.set()
     watcher.join()
@@ -447,7 +447,7 @@ def solve():
 def test_a_forged_result_counts_for_nothing(
     runner: Runner, then: str, status: Status, words: str
 ) -> None:
-    outcome = hostile(runner, FORGED.format(then=then), Limits(wall_s=1.5, cpu_s=1))
+    outcome = hostile(runner, FORGED.format(then=then), Limits(wall_s=1, cpu_s=1))
     assert outcome.status is status and words in outcome.message, outcome.message
 
 

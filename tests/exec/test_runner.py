@@ -426,7 +426,7 @@ def solve():
     [
         (b'{"status": "ok", "value": 1e999}', 0),  # JSON the server cannot send on (inf)
         (b'{"status": "ok", "value": NaN}', 0),
-        (b"not json at all", 3),  # a complete frame that is not JSON, the worker still running
+        (b"not json at all", 0.5),  # a complete frame that is not JSON, the worker still running
         (b"[" * 100_000, 0),  # nested too deeply to parse
     ],
     ids=["inf", "nan", "garbage", "deep"],
