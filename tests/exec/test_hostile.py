@@ -18,15 +18,14 @@ import tempfile
 import textwrap
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sandboxes import eventually, sandbox_pids, sandbox_uids
 
 from coursekit.exec import Job, Limits, Outcome, Runner, Status
 
-# The uid range the namespace/setuid sandboxes draw a fresh uid from (see _server.py).
-UID_LOW, UID_SPAN = 0x2000_0000, 0x4000_0000
 TIGHT = Limits(wall_s=3, cpu_s=2, memory_mb=256, processes=8)
 SENTINEL = Job(
     "sentinel",
@@ -50,37 +49,6 @@ def strongest(runner: Runner) -> Runner:
             pytest.fail(why)
         pytest.skip(why)
     return runner
-
-
-def sandbox_pids() -> list[int]:
-    """Live (non-zombie) processes running under a sandbox uid."""
-    return [pid for pids in sandbox_uids().values() for pid in pids]
-
-
-def sandbox_uids() -> dict[int, list[int]]:
-    """Live (non-zombie) processes running under a sandbox uid, by uid (one uid per job)."""
-    found: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            status = Path(f"/proc/{entry}/status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        uid = int(fields.get("Uid", "0").split()[0])
-        if UID_LOW <= uid < UID_LOW + UID_SPAN and "Z" not in fields.get("State", ""):
-            found.setdefault(uid, []).append(int(entry))
-    return found
-
-
-def eventually(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def alive(pid: int) -> bool:

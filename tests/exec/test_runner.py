@@ -11,11 +11,12 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sandboxes import eventually, sandbox_pids
 
 from coursekit.exec import Job, Limits, Outcome, Runner, Status, child_environment, run_programs
 
@@ -27,41 +28,12 @@ def runner() -> Iterator[Runner]:
         yield pool
 
 
-# The uid range the namespace/setuid sandboxes draw a fresh uid from (see _server.py).
-UID_LOW, UID_SPAN = 0x2000_0000, 0x4000_0000
 FAST = Limits(wall_s=5, cpu_s=5)
 
 
 def run(runner: Runner, source: str, limits: Limits = FAST) -> Outcome:
     [outcome] = runner.run([Job("p", textwrap.dedent(source), "solution.py")], limits)
     return outcome
-
-
-def sandbox_processes() -> list[int]:
-    """Pids of live (non-zombie) processes running under a sandbox uid."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            status = Path(f"/proc/{entry}/status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        uid = int(fields.get("Uid", "0").split()[0])
-        if UID_LOW <= uid < UID_LOW + UID_SPAN and "Z" not in fields.get("State", ""):
-            pids.append(int(entry))
-    return pids
-
-
-def eventually(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    """Clean-up runs right after the reply goes out: give it a moment."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def tree_state(root: Path) -> dict[str, tuple[int, int, str]]:
@@ -261,7 +233,7 @@ def test_fork_bomb_is_contained_and_cleaned_up(runner: Runner) -> None:
         Limits(wall_s=2, cpu_s=5, processes=32),
     )
     assert outcome.status is Status.TIMEOUT, outcome.message
-    assert eventually(lambda: not sandbox_processes()), sandbox_processes()
+    assert eventually(lambda: not sandbox_pids()), sandbox_pids()
     assert run(runner, "def solve():\n    return 'still serving'\n").value == "still serving"
 
 
@@ -281,7 +253,7 @@ def test_background_child_does_not_outlive_a_successful_job(runner: Runner) -> N
         """,
     )
     assert outcome.ok, outcome.message
-    assert eventually(lambda: not sandbox_processes()), sandbox_processes()
+    assert eventually(lambda: not sandbox_pids()), sandbox_pids()
 
 
 def test_a_gigabyte_of_output(runner: Runner) -> None:
