@@ -532,3 +532,18 @@ def test_a_weaker_mode_is_stated_in_one_line() -> None:
     assert "no cgroup" in sandbox_note([ran("namespace", "single-process")])
     text = REPORTERS["text"](Report(diagnostics=[], notes=[basic]))
     assert text.splitlines()[-2:] == ["All checks passed.", basic]
+
+
+def test_no_user_namespace_to_regain_capabilities(strongest: Runner) -> None:
+    outcome = hostile(
+        strongest,
+        """
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        def solve():
+            if libc.unshare(0x10000000) != 0:              # CLONE_NEWUSER
+                return os.strerror(ctypes.get_errno())
+            return "a user namespace of its own"
+        """,
+    )
+    assert outcome.ok and outcome.value == os.strerror(1), outcome.value  # EPERM

@@ -39,6 +39,7 @@ MS_NOEXEC = 0x8
 MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
+MS_MOVE = 0x2000
 MNT_DETACH = 0x2
 AT_FDCWD = -100
 AT_RECURSIVE = 0x8000
@@ -52,6 +53,8 @@ PR_SET_NO_NEW_PRIVS = 38
 
 #: Inside the namespace sandbox: the job's working directory (a tmpfs of its own).
 JOB_DIR = "/job"
+#: The folder of the new root that the job is chrooted into.
+INNER = "/fs"
 #: Operating-system directories (or their symlinks) the interpreter and its libraries load from.
 SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
 #: Single files from /etc that hold nothing about the host: the loader's cache only.
@@ -124,16 +127,21 @@ def enter_namespaces(base: str, roots: list[str]) -> None:
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     check(_libc.sethostname(b"job", 3), "sethostname")
     _mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755")
+    # The job's root is a folder of the new root, not the new root itself: a chrooted process
+    # may not create user namespaces (the kernel refuses it EPERM), and so cannot regain
+    # capabilities over mounts of its own.
+    inner = base + INNER
+    os.mkdir(inner, 0o755)
     for path in (*SYSTEM_DIRS, *roots):
-        _bind_tree(base, path)
+        _bind_tree(inner, path)
     for path in (*SYSTEM_FILES, *DEVICES):
         if os.path.exists(path):
-            _bind_file(base, path)
+            _bind_file(inner, path)
     with contextlib.suppress(FileExistsError):
-        os.symlink("/proc/self/fd", base + "/dev/fd")
+        os.symlink("/proc/self/fd", inner + "/dev/fd")
     for name in ("proc", JOB_DIR.lstrip("/")):
-        os.makedirs(os.path.join(base, name), mode=0o755, exist_ok=True)
-    _mount("proc", base + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        os.makedirs(os.path.join(inner, name), mode=0o755, exist_ok=True)
+    _mount("proc", inner + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     attr = _MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, 0, 0)
     check(
         _libc.syscall(
@@ -147,6 +155,8 @@ def enter_namespaces(base: str, roots: list[str]) -> None:
         "mount_setattr(new root, AT_RECURSIVE, RDONLY|NOSUID)",
     )
     _switch_root(base)
+    check(_libc.chroot(INNER.encode()), "chroot")
+    os.chdir("/")
 
 
 def _bind_tree(base: str, path: str) -> None:
@@ -172,13 +182,13 @@ def _bind_file(base: str, path: str) -> None:
 
 def _switch_root(base: str) -> None:
     os.chdir(base)
-    if SYS_PIVOT_ROOT is not None:
-        # pivot_root(".", ".") stacks the old root on the new one; detaching it leaves no way
-        # back to the host's files.
-        check(_libc.syscall(SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
+    # pivot_root(".", ".") stacks the old root on the new one; detaching it leaves no way back
+    # to the host's files. Where it is refused (an initramfs root), the new root is moved over
+    # "/" instead; either way the job is then chrooted below it.
+    if SYS_PIVOT_ROOT is not None and _libc.syscall(SYS_PIVOT_ROOT, b".", b".") == 0:
         check(_libc.umount2(b".", MNT_DETACH), "detach the old root")
     else:
-        _mount(base, "/", None, 0x2000)  # MS_MOVE
+        _mount(base, "/", None, MS_MOVE)
         check(_libc.chroot(b"."), "chroot")
     os.chdir("/")
 
