@@ -547,3 +547,26 @@ def test_no_user_namespace_to_regain_capabilities(strongest: Runner) -> None:
         """,
     )
     assert outcome.ok and outcome.value == os.strerror(1), outcome.value  # EPERM
+
+
+@pytest.mark.parametrize("output_format", ["text", "json", "github", "sarif"])
+def test_control_characters_never_reach_any_format(tmp_path: Path, output_format: str) -> None:
+    import io
+
+    from coursekit.commands.check import run as check_run
+    from coursekit.project import find_project
+    from helpers import PROBLEM, copy_golden
+
+    course = copy_golden(tmp_path)
+    program = course / PROBLEM.replace("problem.yaml", "solution.py")
+    program.write_text(
+        'def solve():\n    raise ValueError("\\x1b[2J\\x1b]0;owned\\x07\\rfake: all checks passed")\n',
+        encoding="utf-8",
+    )
+    out = io.StringIO()
+    project = find_project(course, course)
+    code = check_run(project, [], output_format, out, options={"exec": True, "jobs": 1})
+    assert code == 1
+    shown = out.getvalue()
+    assert "ValueError" in shown and "owned" in shown
+    assert not any(ch in shown for ch in "\x1b\x07\r"), repr(shown)
