@@ -191,8 +191,11 @@ class _Server:
 
 
 #: C0 and C1 control characters but newline and tab, DEL, and the bidirectional overrides
-#: and isolates: a program's text must not move the cursor, recolour or reorder a terminal.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: and isolates, and lone surrogates: a program's text must not move the cursor, recolour or
+#: reorder a terminal, nor make writing it out fail.
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def printable(text: str) -> str:
