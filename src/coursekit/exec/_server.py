@@ -195,7 +195,6 @@ class Spare:
                     self.uid,
                     child_fds,
                     ROOTS,
-                    self.cgroup is not None,
                 )
         finally:
             if mode == "namespace":
@@ -205,7 +204,11 @@ class Spare:
                 )
         if self.cgroup is not None:
             # Before the job is handed over (it waits for the job), so all it does is counted.
-            self.cgroup.add(self.pid)
+            try:
+                self.cgroup.add(self.pid)
+            except OSError:
+                self.cgroup.remove()
+                self.cgroup = None
         self.pidfd = os.pidfd_open(self.pid)
         self.reaped = False
         self.held: list[int] = []
@@ -291,6 +294,8 @@ def serve_job(job: dict[str, Any], spare: Spare, watch: int | None = None) -> di
     start = time.perf_counter()
     deadline = start + wall
     spare.hold_namespaces()
+    # Processes only where the job's cgroup counts them; else none, and rlimits are the job's.
+    job = {**job, "processes": int(limits["processes"]) if spare.cgroup is not None else 1}
     with contextlib.suppress(OSError):  # if the worker died setting up, its result pipe says why
         _frames.write_frame(spare.job_w, job)
     os.close(spare.job_w)
@@ -364,7 +369,7 @@ def serve_job(job: dict[str, Any], spare: Spare, watch: int | None = None) -> di
     verdict["stderr_tail"] = err.tail.decode("utf-8", "replace")
     verdict["stderr_bytes"] = err.total
     verdict["sandbox"] = spare.mode
-    verdict["budget"] = LAYOUT.kind if LAYOUT is not None else "single-process"
+    verdict["budget"] = spare.cgroup.kind if spare.cgroup is not None else "single-process"
     return verdict
 
 

@@ -197,14 +197,12 @@ def sandbox_failed(exc: BaseException) -> NoReturn:
     os._exit(EXIT_SANDBOX_FAILED)
 
 
-def worker(
-    mode: str, base: str, uid: int, fds: list[int], roots: list[str], processes: int | None
-) -> NoReturn:
+def worker(mode: str, base: str, uid: int, fds: list[int], roots: list[str]) -> NoReturn:
     """A forked worker: confine itself, wait for its one job on fd 4, run it, answer on fd 3.
 
     Never returns. In the namespace sandbox it is pid 1 of its own pid namespace: when it dies,
-    the kernel kills every process the program started. ``processes`` is None when no cgroup
-    counts the job's processes: then the job may not create any.
+    the kernel kills every process the program started. The job frame's ``processes`` is what
+    ``RLIMIT_NPROC`` allows: the job's limit when its cgroup counts them, else 1 (none).
     """
     channel = (-1, -1)
     try:
@@ -240,7 +238,7 @@ def worker(
             if mode in ("namespace", "setuid"):
                 _sandbox.drop_privileges(uid, dumpable=mode == "setuid")
             os.chdir(workdir)
-            _sandbox.set_limits(limits, int(limits["processes"]) if processes else 1)
+            _sandbox.set_limits(limits, int(job["processes"]))
             # After the uid change (which clears it): die with the server.
             _sandbox.die_with_parent()
         except (OSError, _sandbox.SandboxError) as exc:
