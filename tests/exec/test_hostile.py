@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sandboxes import eventually, sandbox_pids, sandbox_uids
+from sandboxes import eventually, sandbox_pids, sandbox_uids, servers_of
 
 from coursekit.exec import Job, Limits, Outcome, Runner, Status
 
@@ -85,7 +85,8 @@ def hostile(runner: Runner, source: str, limits: Limits = TIGHT) -> Outcome:
     )
     assert time.monotonic() - start < limits.wall_s + 2, "not stopped within its limit"
     assert sentinel.ok and sentinel.value == pytest.approx(8.0), sentinel.message
-    assert eventually(lambda: not sandbox_pids()), f"processes left: {sandbox_pids()}"
+    servers = servers_of(runner)
+    assert eventually(lambda: not sandbox_pids(servers)), f"left: {sandbox_pids(servers)}"
     assert ipc_objects() == before_ipc, "IPC objects left behind"
     assert eventually(lambda: not job_folders(runner)), job_folders(runner)
     return outcome
@@ -97,14 +98,15 @@ def hostile(runner: Runner, source: str, limits: Limits = TIGHT) -> Outcome:
 class PeakMemory:
     """The peak of the sandboxed processes' own memory (anonymous Pss), sampled from outside."""
 
-    def __init__(self) -> None:
+    def __init__(self, servers: list[int]) -> None:
+        self.servers = servers
         self.peak = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
         while not self._stop.is_set():
-            for pids in sandbox_uids().values():  # one uid per job
+            for pids in sandbox_uids(self.servers).values():  # one uid per job
                 total = 0
                 for pid in pids:
                     try:
@@ -144,7 +146,7 @@ def solve():
 
 
 def test_memory_is_limited_per_job_not_per_process(strongest: Runner) -> None:
-    with PeakMemory() as memory:
+    with PeakMemory(servers_of(strongest)) as memory:
         outcome = hostile(strongest, FORKED_MEMORY)
     assert outcome.status is Status.MEMORY, outcome.message
     assert "every process it started" in outcome.message
@@ -177,7 +179,8 @@ def test_processes_are_limited_per_job(strongest: Runner) -> None:
     def count() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max([peak, *(len(pids) for pids in sandbox_uids().values())])
+            jobs = sandbox_uids(servers_of(strongest)).values()
+            peak = max([peak, *(len(pids) for pids in jobs)])
             time.sleep(0.01)
 
     done = threading.Event()
@@ -498,12 +501,18 @@ def test_a_killed_check_leaves_nothing_behind(tmp_path: Path) -> None:
     assert check.stdout is not None
     servers = [int(pid) for pid in check.stdout.readline().split()]
     assert len(servers) == 2
-    assert eventually(lambda: bool(sandbox_pids()) or os.geteuid() != 0)  # jobs are running
+    running: set[int] = set()  # the jobs' uids, while their servers still live
+
+    def jobs_started() -> bool:
+        running.update(sandbox_uids(servers))
+        return len(running) >= 2 or os.geteuid() != 0
+
+    assert eventually(jobs_started)
     check.send_signal(signal.SIGKILL)
     check.wait()
     check.stdout.close()
     assert eventually(lambda: not any(alive(pid) for pid in servers))
-    assert eventually(lambda: not sandbox_pids()), sandbox_pids()
+    assert eventually(lambda: not set(sandbox_uids()) & running), set(sandbox_uids()) & running
     assert eventually(lambda: not list(tmp_path.iterdir())), list(tmp_path.iterdir())
     assert ipc_objects() == before_ipc
     leftover_cgroups = [

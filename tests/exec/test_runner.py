@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sandboxes import eventually, sandbox_pids
+from sandboxes import eventually, sandbox_pids, servers_of
 
 from coursekit.exec import Job, Limits, Outcome, Runner, Status, child_environment, run_programs
 
@@ -233,7 +233,7 @@ def test_fork_bomb_is_contained_and_cleaned_up(runner: Runner) -> None:
         Limits(wall_s=2, cpu_s=5, processes=32),
     )
     assert outcome.status is Status.TIMEOUT, outcome.message
-    assert eventually(lambda: not sandbox_pids()), sandbox_pids()
+    assert eventually(lambda: not sandbox_pids(servers_of(runner))), sandbox_pids()
     assert run(runner, "def solve():\n    return 'still serving'\n").value == "still serving"
 
 
@@ -253,7 +253,7 @@ def test_background_child_does_not_outlive_a_successful_job(runner: Runner) -> N
         """,
     )
     assert outcome.ok, outcome.message
-    assert eventually(lambda: not sandbox_pids()), sandbox_pids()
+    assert eventually(lambda: not sandbox_pids(servers_of(runner))), sandbox_pids()
 
 
 def test_a_gigabyte_of_output(runner: Runner) -> None:

@@ -9,13 +9,13 @@ Knows nothing of the rest of coursekit. ``import coursekit.exec`` does not impor
 """
 
 from coursekit.exec.compare import Comparison, compare
+from coursekit.exec.display import sandbox_note
 from coursekit.exec.runner import (
     Progress,
     Runner,
     RunnerError,
     child_environment,
     run_programs,
-    sandbox_note,
 )
 from coursekit.exec.types import Job, Limits, Outcome, Status
 

@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
-import math
 import os
-import secrets
 import select
 import shutil
 import signal
@@ -32,23 +29,27 @@ import struct
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-# The helpers live beside this script; they are taken from here and the folder is then dropped
-# from sys.path again, so that a program's imports never look into it.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _cgroup  # type: ignore[import-not-found]
-import _frames  # type: ignore[import-not-found]
-import _sandbox  # type: ignore[import-not-found]
-import _worker  # type: ignore[import-not-found]
+if TYPE_CHECKING:  # the same modules, under the names the type checker knows them by
+    from coursekit.exec import _cgroup, _frames, _sandbox, _spare, _verdict
+else:
+    # The helpers live beside this script; they are taken from here and the folder is then
+    # dropped from sys.path again, so that a program's imports never look into it.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _cgroup
+    import _frames
+    import _sandbox
+    import _spare
+    import _verdict
 
-del sys.path[0]
+    del sys.path[0]
 
-import numpy as np  # noqa: E402
-import numpy.fft  # noqa: E402
-import numpy.linalg  # noqa: E402
-import numpy.polynomial  # noqa: E402
-import numpy.random  # noqa: E402
+import numpy as np
+import numpy.fft
+import numpy.linalg
+import numpy.polynomial
+import numpy.random
 
 PROTOCOL = 2
 READ_CHUNK = 65536
@@ -57,80 +58,12 @@ STDERR_TAIL = 4096
 CPU_POLL_S = 0.05
 PR_SET_CHILD_SUBREAPER = 36
 
-UID_LOW = 0x2000_0000
-UID_SPAN = 0x4000_0000
-
-#: What a worker may put in its frame; anything else did not come from the worker.
-FRAME_STATUSES = ("ok", "error", "memory", "exited", "no-result", "sandbox")
-
 
 class ParentGone(Exception):
     """The parent closed our stdin (or wrote while a job ran): it is gone."""
 
 
 # ---------------------------------------------------------------- process bookkeeping
-
-
-def kill_uid(uid: int) -> None:
-    """Kill every process of ``uid`` (a fork bomb included) from a short-lived helper."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
-            _worker.kill_all_as_self()
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
-
-
-_own_pid_ns: list[int] = []
-
-
-def own_pid_namespace() -> int:
-    """An fd on the server's own pid namespace (to undo ``unshare(CLONE_NEWPID)``)."""
-    if not _own_pid_ns:
-        _own_pid_ns.append(os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC))
-    return _own_pid_ns[0]
-
-
-def reap_orphans(keep: set[int]) -> None:
-    """Reap exited processes the program left behind (reparented to us, a subreaper).
-
-    Pids in ``keep`` (our spare workers) are never reaped here: on meeting one, stop.
-    """
-    while True:
-        try:
-            info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return
-        if info is None or info.si_pid in keep:
-            return
-        with_suppressed(os.waitpid, info.si_pid, 0)
-
-
-def with_suppressed(func: Any, *args: Any) -> None:
-    with contextlib.suppress(OSError):
-        func(*args)
-
-
-# ---------------------------------------------------------------- the server
-
-
-def signal_name(sig: int) -> str:
-    try:
-        name = signal.Signals(sig).name
-    except ValueError:
-        return f"signal {sig}"
-    meaning = {
-        "SIGSEGV": "segmentation fault",
-        "SIGBUS": "bus error",
-        "SIGABRT": "aborted",
-        "SIGFPE": "arithmetic fault",
-        "SIGILL": "illegal instruction",
-        "SIGKILL": "killed",
-    }.get(name)
-    return f"{name} ({meaning})" if meaning else name
 
 
 class Capture:
@@ -155,123 +88,7 @@ class Capture:
         return int(struct.unpack(">I", self.head[:4])[0])
 
 
-class Spare:
-    """A worker forked ahead of its job, confining itself while the previous job runs."""
-
-    def __init__(self, mode: str) -> None:
-        self.mode = mode
-        self.uid = UID_LOW + secrets.randbelow(UID_SPAN)
-        # The namespace sandbox needs no folder of the host's: its root and working directory
-        # are tmpfs mounts of its own, on top of the (empty) server folder.
-        if mode == "namespace":
-            self.workdir = ""
-        else:
-            # Inside the folder the parent made for this server: if the server is killed
-            # before it can clean up, the parent removes the whole folder.
-            self.workdir = tempfile.mkdtemp(prefix="job-", dir=WORKDIRS)
-            if mode == "setuid":
-                os.chown(self.workdir, self.uid, self.uid)
-        self.cgroup = None
-        if LAYOUT is not None:
-            # Without its cgroup (the hierarchy went away?) the job may not create processes.
-            with contextlib.suppress(OSError):
-                self.cgroup = LAYOUT.new_job()
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        res_r, res_w = os.pipe()
-        job_r, self.job_w = os.pipe()
-        self.out, self.err, self.res = out_r, err_r, res_r
-        child_fds = [out_w, err_w, res_w, job_r]
-        if mode == "namespace":
-            # The worker is pid 1 of a pid namespace of its own: when it dies, the kernel kills
-            # every process the program started. Our own children go back to our namespace.
-            _sandbox.check(_sandbox._libc.unshare(_sandbox.CLONE_NEWPID), "unshare(CLONE_NEWPID)")
-        try:
-            self.pid = os.fork()
-            if self.pid == 0:
-                _worker.worker(
-                    mode,
-                    BASE if mode == "namespace" else self.workdir,
-                    self.uid,
-                    child_fds,
-                    ROOTS,
-                )
-        finally:
-            if mode == "namespace":
-                _sandbox.check(
-                    _sandbox._libc.setns(own_pid_namespace(), _sandbox.CLONE_NEWPID),
-                    "setns(own pid namespace)",
-                )
-        if self.cgroup is not None:
-            # Before the job is handed over (it waits for the job), so all it does is counted.
-            try:
-                self.cgroup.add(self.pid)
-            except OSError:
-                self.cgroup.remove()
-                self.cgroup = None
-        self.pidfd = os.pidfd_open(self.pid)
-        self.reaped = False
-        self.held: list[int] = []
-        for fd in child_fds:
-            os.close(fd)
-
-    def hold_namespaces(self) -> None:
-        """Keep the worker's namespaces alive past its exit, until ``discard``.
-
-        Tearing down a mount namespace waits for an RCU grace period (milliseconds): with a
-        reference held here, the worker's exit (which the verdict waits for) does not pay it.
-        """
-        if self.mode != "namespace":
-            return
-        for kind in ("mnt", "net", "ipc", "uts"):
-            with contextlib.suppress(OSError):
-                self.held.append(os.open(f"/proc/{self.pid}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC))
-
-    def kill(self) -> None:
-        if self.pidfd >= 0 and not self.reaped:
-            with_suppressed(signal.pidfd_send_signal, self.pidfd, signal.SIGKILL)
-        if self.cgroup is not None:
-            self.cgroup.kill()
-        if self.pid and self.mode != "namespace":
-            with_suppressed(os.killpg, self.pid, signal.SIGKILL)
-
-    def wait(self) -> tuple[int, float]:
-        """Reap the worker: its wait status and the CPU seconds it used."""
-        _, status, usage = os.wait4(self.pid, 0)
-        self.reaped = True
-        return status, usage.ru_utime + usage.ru_stime
-
-    def discard(self, keep: set[int]) -> None:
-        """Clean up after the job (off the critical path: after the reply went out)."""
-        for fd in (self.job_w, self.out, self.err, self.res):
-            with_suppressed(os.close, fd)
-        if not self.reaped:
-            self.kill()
-            with suppress_all():
-                self.wait()
-        if self.cgroup is not None:
-            self.cgroup.kill()
-        if self.mode == "setuid":
-            kill_uid(self.uid)
-        elif self.mode == "basic":
-            with_suppressed(os.killpg, self.pid, signal.SIGKILL)
-        if self.pidfd >= 0:
-            with_suppressed(os.close, self.pidfd)
-        for fd in self.held:
-            with_suppressed(os.close, fd)
-        if self.mode != "namespace":  # there, the kernel takes the job's processes with it
-            reap_orphans(keep)
-        if self.cgroup is not None:
-            self.cgroup.remove()
-        if self.workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-
-
-def suppress_all() -> contextlib.suppress:
-    return contextlib.suppress(OSError, ChildProcessError)
-
-
-def serve_job(job: dict[str, Any], spare: Spare, watch: int | None = None) -> dict[str, Any]:
+def serve_job(job: dict[str, Any], spare: _spare.Spare, watch: int | None = None) -> dict[str, Any]:
     """Hand ``job`` to the waiting worker and watch it; the reply frame.
 
     ``watch`` is the parent's pipe: anything readable on it during a job means it is gone.
@@ -326,7 +143,7 @@ def serve_job(job: dict[str, Any], spare: Spare, watch: int | None = None) -> di
                 read_into(fd, open_fds)
         job_cpu = spare.cgroup.job_cpu() if spare.cgroup is not None else None
         if job_cpu is not None and job_cpu > cpu_limit:
-            verdict = cpu_exceeded(cpu_limit)
+            verdict = _verdict.cpu_exceeded(cpu_limit)
             break
         if out.total + err.total > output_cap:
             verdict = {
@@ -361,7 +178,7 @@ def serve_job(job: dict[str, Any], spare: Spare, watch: int | None = None) -> di
         for fd in ready:
             read_into(fd, open_fds)
     if verdict is None:
-        verdict = judge(wait_status, bytes(res.head), limits, cpu_used)
+        verdict = _verdict.judge(wait_status, bytes(res.head), limits, cpu_used)
         verdict = within_budget(verdict, spare, limits)
     verdict["duration"] = duration
     verdict["stdout"] = out.head.decode("utf-8", "replace")
@@ -373,11 +190,9 @@ def serve_job(job: dict[str, Any], spare: Spare, watch: int | None = None) -> di
     return verdict
 
 
-def cpu_exceeded(cpu_limit: float) -> dict[str, Any]:
-    return {"status": "timeout", "message": f"CPU time limit exceeded ({cpu_limit:g} s of CPU)"}
-
-
-def within_budget(verdict: dict[str, Any], spare: Spare, limits: dict[str, Any]) -> dict[str, Any]:
+def within_budget(
+    verdict: dict[str, Any], spare: _spare.Spare, limits: dict[str, Any]
+) -> dict[str, Any]:
     """What the job's cgroup saw overrides what the worker said: it counts every process."""
     if spare.cgroup is None:
         return verdict
@@ -391,7 +206,7 @@ def within_budget(verdict: dict[str, Any], spare: Spare, limits: dict[str, Any])
         }
     job_cpu = spare.cgroup.job_cpu()
     if job_cpu is not None and job_cpu > float(limits["cpu_s"]) and verdict["status"] != "timeout":
-        return cpu_exceeded(float(limits["cpu_s"]))
+        return _verdict.cpu_exceeded(float(limits["cpu_s"]))
     return verdict
 
 
@@ -403,67 +218,6 @@ def read_into(fd: int, open_fds: dict[int, Capture]) -> None:
         open_fds[fd].add(chunk)
     else:
         del open_fds[fd]
-
-
-def parse_frame(result: bytes) -> tuple[dict[str, Any] | None, str]:
-    """The worker's one frame from what came down the result pipe, or why there is none."""
-    if not result:
-        return None, ""
-    if len(result) < 4:
-        return None, "a partial frame"
-    (size,) = struct.unpack(">I", result[:4])
-    if len(result) < 4 + size:
-        return None, "a partial frame"
-    if len(result) > 4 + size:
-        return None, "more than one frame (the program wrote to the result channel itself)"
-    try:  # the program can write to the result pipe itself: it must parse and re-encode
-        loaded = json.loads(result[4:])
-        json.dumps(loaded, allow_nan=False)
-    except (ValueError, RecursionError):
-        return None, "not valid JSON"
-    if not isinstance(loaded, dict) or loaded.get("status") not in FRAME_STATUSES:
-        return None, "not a result frame"
-    if not isinstance(loaded.get("message", ""), str) or (
-        loaded["status"] == "ok" and "value" not in loaded
-    ):
-        return None, "not a result frame"
-    return loaded, ""
-
-
-def judge(
-    wait_status: int | None, result: bytes, limits: dict[str, Any], cpu_used: float
-) -> dict[str, Any]:
-    """The verdict on a worker that ended: its frame counts only after a normal exit."""
-    frame, problem = parse_frame(result)
-    if frame is not None and frame.get("status") == "sandbox":
-        return {"status": "crashed", "message": str(frame.get("message"))}
-    if problem and problem != "a partial frame":
-        return {"status": "crashed", "message": f"the result could not be read ({problem})"}
-    assert wait_status is not None
-    cpu_limit = float(limits["cpu_s"])
-    if os.WIFSIGNALED(wait_status):
-        sig = os.WTERMSIG(wait_status)
-        # Only the kernel sends these here (our own kills already have a verdict): at the CPU
-        # limit, a pid-namespace init gets SIGKILL. rusage is sampled, hence the margin.
-        if sig in (signal.SIGXCPU, signal.SIGKILL) and cpu_used >= 0.8 * math.ceil(cpu_limit):
-            return cpu_exceeded(cpu_limit)
-        return {
-            "status": "crashed",
-            "message": f"crashed: killed by {signal_name(sig)} (after {cpu_used:.2f} s of CPU)",
-        }
-    code = os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else -1
-    if code == 0 and frame is not None:
-        return frame
-    if code == _worker.EXIT_CHANNEL_CLOSED:
-        reason = "the program closed the result channel (fd 3)"
-        return {"status": "exited", "message": f"{reason}, so no result could be returned"}
-    if code == _worker.EXIT_WORKER_FAILED:
-        return {"status": "crashed", "message": "the worker failed after the program ran"}
-    after = " after writing to the result channel itself" if frame or problem else ""
-    return {
-        "status": "exited",
-        "message": f"the process exited with status {code}{after} before returning a result",
-    }
 
 
 PROBE_LIMITS = {
@@ -491,9 +245,9 @@ def probe(mode: str) -> str:
             "filename": "probe.py",
             "limits": PROBE_LIMITS,
         }
-        spare: Spare | None = None
+        spare: _spare.Spare | None = None
         try:
-            spare = Spare(candidate)
+            spare = _spare.Spare(candidate, SETTING)
             ok = serve_job(job, spare).get("status") == "ok"
         except (OSError, _sandbox.SandboxError):
             ok = False
@@ -505,29 +259,24 @@ def probe(mode: str) -> str:
     return "basic"
 
 
-WORKDIRS: str | None = None  # the folder the parent made for this server (removed at exit)
-BASE = ""  # the namespace sandbox's mount point for its new root (an empty folder)
-ROOTS: list[str] = []  # what a job may read besides the operating system's libraries
-LAYOUT: _cgroup.Layout | None = None
+SETTING = _spare.Setting(workdirs="")
 
 
 def main(argv: list[str]) -> int:
-    global WORKDIRS, BASE, ROOTS, LAYOUT
     options = dict(zip(argv[::2], argv[1::2], strict=False))
     mode = options.get("--sandbox", "auto")
-    WORKDIRS = options.get("--workdirs") or tempfile.mkdtemp(prefix="coursekit-exec-")
-    BASE = tempfile.mkdtemp(prefix="root-", dir=WORKDIRS)
-    ROOTS = _sandbox.readable_roots()
+    SETTING.workdirs = options.get("--workdirs") or tempfile.mkdtemp(prefix="coursekit-exec-")
+    SETTING.base = tempfile.mkdtemp(prefix="root-", dir=SETTING.workdirs)
+    SETTING.roots = _sandbox.readable_roots()
     try:
         return serve(mode, options.get("--budget", "auto"))
     finally:
-        shutil.rmtree(WORKDIRS, ignore_errors=True)
-        if LAYOUT is not None:
-            LAYOUT.sweep()
+        shutil.rmtree(SETTING.workdirs, ignore_errors=True)
+        if SETTING.layout is not None:
+            SETTING.layout.sweep()
 
 
 def serve(mode: str, budget: str) -> int:
-    global LAYOUT
     proto_in = os.dup(0)
     proto_out = os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -535,9 +284,9 @@ def serve(mode: str, budget: str) -> int:
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _sandbox._libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    LAYOUT = _cgroup.detect() if budget == "auto" else None
-    if LAYOUT is not None:
-        LAYOUT.sweep()
+    SETTING.layout = _cgroup.detect() if budget == "auto" else None
+    if SETTING.layout is not None:
+        SETTING.layout.sweep()
     gc.collect()
     gc.freeze()
     mode = probe(mode)
@@ -546,13 +295,13 @@ def serve(mode: str, budget: str) -> int:
         {
             "hello": PROTOCOL,
             "sandbox": mode,
-            "budget": LAYOUT.kind if LAYOUT is not None else "single-process",
+            "budget": SETTING.layout.kind if SETTING.layout is not None else "single-process",
             "python": sys.version,
             "numpy": np.__version__,
             "pid": os.getpid(),
         },
     )
-    spares = [Spare(mode)]
+    spares = [_spare.Spare(mode, SETTING)]
     try:
         while True:
             job = _frames.read_frame(proto_in)
@@ -572,7 +321,9 @@ def serve(mode: str, budget: str) -> int:
             except OSError:  # the parent is gone
                 spares.append(spare)
                 return 0
-            spares.append(Spare(mode))  # while the job is cleaned up, the next one gets ready
+            spares.append(
+                _spare.Spare(mode, SETTING)
+            )  # while the job is cleaned up, the next one gets ready
             spare.discard({waiting.pid for waiting in spares})
     finally:
         for spare in spares:

@@ -26,10 +26,13 @@ import sys
 import tempfile
 import traceback
 import types
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import _frames  # type: ignore[import-not-found]
-import _sandbox  # type: ignore[import-not-found]
+if TYPE_CHECKING:
+    from coursekit.exec import _frames, _sandbox
+else:  # beside it, on sys.path while _server.py imports it
+    import _frames
+    import _sandbox
 import numpy as np
 
 RESULT_FD = 3
