@@ -580,3 +580,22 @@ def test_control_characters_never_reach_any_format(tmp_path: Path, output_format
     shown = out.getvalue()
     assert "ValueError" in shown and "owned" in shown
     assert not any(ch in shown for ch in "\x1b\x07\r"), repr(shown)
+
+
+def test_tmp_is_the_jobs_own_folder(runner: Runner) -> None:
+    outcome = hostile(
+        runner,
+        """
+        import os
+        def solve():
+            with open("/tmp/coursekit-scratch.txt", "w") as f:
+                f.write("mine")
+            return open("/tmp/coursekit-scratch.txt").read(), os.getcwd()
+        """,
+    )
+    assert outcome.ok and outcome.value[0] == "mine", outcome.message
+    if runner.sandbox == "namespace":
+        assert outcome.value[1] == "/job"
+        assert not os.path.exists("/tmp/coursekit-scratch.txt")  # not the host's /tmp
+    else:
+        os.remove("/tmp/coursekit-scratch.txt")

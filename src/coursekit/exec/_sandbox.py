@@ -139,6 +139,8 @@ def enter_namespaces(base: str, roots: list[str]) -> None:
             _bind_file(inner, path)
     with contextlib.suppress(FileExistsError):
         os.symlink("/proc/self/fd", inner + "/dev/fd")
+    with contextlib.suppress(FileExistsError):  # programs that write to /tmp by name
+        os.symlink(JOB_DIR, inner + "/tmp")
     for name in ("proc", JOB_DIR.lstrip("/")):
         os.makedirs(os.path.join(inner, name), mode=0o755, exist_ok=True)
     _mount("proc", inner + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
