@@ -461,23 +461,32 @@ def test_control_characters_are_escaped(runner: Runner) -> None:
 # ------------------------------------------------------------------ nothing outlives the job
 
 
+DAEMON = """
+import os, time
+def solve():
+    if os.fork() == 0:               # the classic double fork
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(60)
+        os._exit(0)
+    return "daemonised"
+"""
+
+
 def test_a_daemon_dies_with_its_job(runner: Runner) -> None:
     if runner.sandbox == "basic":
         pytest.skip("needs the per-job uid")
-    outcome = hostile(
-        runner,
-        """
-        import os, time
-        def solve():
-            if os.fork() == 0:               # the classic double fork
-                os.setsid()
-                if os.fork() == 0:
-                    time.sleep(60)
-                os._exit(0)
-            return "daemonised"
-        """,
-    )
+    outcome = hostile(runner, DAEMON)
     assert outcome.ok and outcome.value == "daemonised", outcome.message
+
+
+def test_a_daemon_dies_with_its_job_in_the_setuid_sandbox() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the setuid sandbox needs root")
+    with Runner(parallel=2, sandbox="setuid") as pool:
+        pool.start()
+        outcome = hostile(pool, DAEMON)
+        assert outcome.ok and outcome.value == "daemonised", outcome.message
 
 
 KILLED_CHECK = """

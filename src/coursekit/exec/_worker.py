@@ -255,8 +255,8 @@ def worker(mode: str, base: str, uid: int, fds: list[int], roots: list[str]) -> 
             sys.stderr.flush()
         except BaseException:
             pass
-        if mode == "setuid":
-            kill_all_as_self()  # what the program started runs as our private uid
+        # What the program started is killed by the server once this worker has ended (its
+        # cgroup, or its uid); without a cgroup it could start nothing.
         send_result(frame, channel)
     except MemoryError:
         send_result({"status": "memory", "message": "no memory left for the result"}, channel)
