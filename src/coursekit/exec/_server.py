@@ -321,9 +321,8 @@ def serve(mode: str, budget: str) -> int:
             except OSError:  # the parent is gone
                 spares.append(spare)
                 return 0
-            spares.append(
-                _spare.Spare(mode, SETTING)
-            )  # while the job is cleaned up, the next one gets ready
+            # While this job is cleaned up, the next spare gets ready.
+            spares.append(_spare.Spare(mode, SETTING))
             spare.discard({waiting.pid for waiting in spares})
     finally:
         for spare in spares:
