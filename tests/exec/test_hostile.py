@@ -608,3 +608,23 @@ def test_tmp_is_the_jobs_own_folder(runner: Runner) -> None:
         assert not os.path.exists("/tmp/coursekit-scratch.txt")  # not the host's /tmp
     else:
         os.remove("/tmp/coursekit-scratch.txt")
+
+
+def test_check_states_a_weaker_sandbox_under_its_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import functools
+    import io
+
+    import coursekit.exec
+    from coursekit.commands.check import run as check_run
+    from coursekit.project import find_project
+    from helpers import copy_golden
+
+    weaker = functools.partial(coursekit.exec.run_programs, sandbox="basic")
+    monkeypatch.setattr(coursekit.exec, "run_programs", weaker)
+    course = copy_golden(tmp_path)
+    out = io.StringIO()
+    check_run(find_project(course, course), [], "text", out, options={"exec": True, "jobs": 1})
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith("note: worked problems ran in the weaker 'basic' sandbox"), last
