@@ -14,7 +14,7 @@ from importlib import metadata
 from typing import Any
 
 #: Bumped whenever the runner's behaviour changes what an outcome can be (invalidates caches).
-RUNNER_VERSION = "1"
+RUNNER_VERSION = "2"
 
 
 class Status(enum.StrEnum):
