@@ -156,21 +156,56 @@ def test_memory_is_limited_per_job_not_per_process(strongest: Runner) -> None:
 
 
 def test_cpu_is_limited_per_job(strongest: Runner) -> None:
-    outcome = hostile(
-        strongest,
-        """
-        import os
-        def solve():
-            for _ in range(3):             # four busy processes share one CPU budget
-                if os.fork() == 0:
-                    break
-            while True:
-                pass
-        """,
-        Limits(wall_s=8, cpu_s=1, processes=8),
-    )
+    with JobCpu(servers_of(strongest)) as watch:
+        outcome = hostile(
+            strongest,
+            """
+            import os
+            def solve():
+                for _ in range(3):             # four busy processes share one CPU budget
+                    if os.fork() == 0:
+                        break
+                while True:
+                    pass
+            """,
+            Limits(wall_s=8, cpu_s=1, processes=8),
+        )
     assert outcome.status is Status.TIMEOUT and "CPU time" in outcome.message, outcome.message
-    assert outcome.duration < 4  # two cores: a per-process limit would have allowed ~8 s
+    # Per process, each of the four would have had its own second: about 4 s in all.
+    assert 0.5 < watch.cpu_seconds() < 1.8, watch.cpu
+
+
+class JobCpu:
+    """CPU seconds each sandboxed process under the servers used, sampled from outside."""
+
+    def __init__(self, servers: list[int]) -> None:
+        self.servers = servers
+        self.cpu: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._tick = os.sysconf("SC_CLK_TCK")
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            for pid in sandbox_pids(self.servers):
+                try:
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                except (OSError, IndexError):
+                    continue
+                used = (int(fields[11]) + int(fields[12])) / self._tick  # utime + stime
+                self.cpu[pid] = max(self.cpu.get(pid, 0.0), used)
+            time.sleep(0.01)
+
+    def cpu_seconds(self) -> float:
+        return sum(self.cpu.values())
+
+    def __enter__(self) -> JobCpu:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def test_processes_are_limited_per_job(strongest: Runner) -> None:

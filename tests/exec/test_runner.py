@@ -186,8 +186,8 @@ def test_infinite_loop_hits_cpu_limit(runner: Runner) -> None:
     outcome = run(
         runner, "def solve():\n    while True:\n        pass\n", Limits(cpu_s=1, wall_s=8)
     )
+    # The CPU limit, not the wall clock (on a loaded machine one CPU second may take long).
     assert outcome.status is Status.TIMEOUT and "CPU time limit" in outcome.message
-    assert outcome.duration < 4
 
 
 def test_sleeping_program_hits_wall_clock(runner: Runner) -> None:
