@@ -83,7 +83,10 @@ def hostile(runner: Runner, source: str, limits: Limits = TIGHT) -> Outcome:
     outcome, sentinel = runner.run(
         [Job("hostile", textwrap.dedent(source), "solution.py"), SENTINEL], limits
     )
-    assert time.monotonic() - start < limits.wall_s + 2, "not stopped within its limit"
+    # Stopped at its limit (as the server measured it), and the run did not wait on it much
+    # longer (a loaded machine delays every step a little).
+    assert outcome.duration < limits.wall_s + 0.5, outcome.duration
+    assert time.monotonic() - start < limits.wall_s + 5, "the run waited far past the limit"
     assert sentinel.ok and sentinel.value == pytest.approx(8.0), sentinel.message
     servers = servers_of(runner)
     assert eventually(lambda: not sandbox_pids(servers)), f"left: {sandbox_pids(servers)}"
