@@ -7,7 +7,10 @@ compute time measured in-process. Prints the medians and their ratio; the target
 Then the throughput of the whole batch across all cores. The environment is left as it is
 (OPENBLAS_CORETYPE and friends included).
 
-    python benchmarks/exec_overhead.py [--problems 50]
+    python benchmarks/exec_overhead.py [--problems 50] [--sandbox MODE] [--budget BUDGET]
+
+Run it once per mode to quote each (``--sandbox namespace|setuid|basic``; as root, ``auto`` is
+``namespace`` with a cgroup per job; ``--budget single-process`` drops the cgroup).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from coursekit.exec import Job, Limits, Runner
+from coursekit.exec.runner import BUDGETS, SANDBOX_MODES
 
 TEMPLATE = """\
 import numpy as np
@@ -64,6 +68,8 @@ def compute_time(source: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", type=int, default=50)
+    parser.add_argument("--sandbox", default="auto", choices=SANDBOX_MODES)
+    parser.add_argument("--budget", default="auto", choices=BUDGETS)
     args = parser.parse_args()
     sources = problems(args.problems)
     import numpy  # noqa: F401  (warm this process for compute_time)
@@ -72,9 +78,10 @@ def main() -> None:
     fresh: list[float] = []
     served: list[float] = []
     work: list[float] = []
-    with tempfile.TemporaryDirectory() as tmp, Runner(parallel=1) as runner:
+    pool = {"sandbox": args.sandbox, "budget": args.budget}
+    with tempfile.TemporaryDirectory() as tmp, Runner(parallel=1, **pool) as runner:
         start = time.perf_counter()
-        mode = runner.sandbox  # starts the server
+        mode = f"{runner.sandbox} ({runner.budget})"  # starts the server
         startup = time.perf_counter() - start
         for index, source in enumerate(sources):
             path = Path(tmp) / f"problem_{index:02d}.py"
@@ -119,7 +126,7 @@ def main() -> None:
     )
 
     jobs = [Job(str(i), source, "problem.py") for i, source in enumerate(sources)]
-    with Runner() as runner:
+    with Runner(**pool) as runner:
         runner.start()
         start = time.perf_counter()
         outcomes = runner.run(jobs, limits)

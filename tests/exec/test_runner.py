@@ -11,11 +11,12 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sandboxes import eventually, sandbox_pids, servers_of
 
 from coursekit.exec import Job, Limits, Outcome, Runner, Status, child_environment, run_programs
 
@@ -27,41 +28,12 @@ def runner() -> Iterator[Runner]:
         yield pool
 
 
-# The uid range the namespace/setuid sandboxes draw a fresh uid from (see _server.py).
-UID_LOW, UID_SPAN = 0x2000_0000, 0x4000_0000
 FAST = Limits(wall_s=5, cpu_s=5)
 
 
 def run(runner: Runner, source: str, limits: Limits = FAST) -> Outcome:
     [outcome] = runner.run([Job("p", textwrap.dedent(source), "solution.py")], limits)
     return outcome
-
-
-def sandbox_processes() -> list[int]:
-    """Pids of live (non-zombie) processes running under a sandbox uid."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            status = Path(f"/proc/{entry}/status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        uid = int(fields.get("Uid", "0").split()[0])
-        if UID_LOW <= uid < UID_LOW + UID_SPAN and "Z" not in fields.get("State", ""):
-            pids.append(int(entry))
-    return pids
-
-
-def eventually(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    """Clean-up runs right after the reply goes out: give it a moment."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def tree_state(root: Path) -> dict[str, tuple[int, int, str]]:
@@ -121,7 +93,10 @@ def test_stdout_is_captured_and_cwd_is_fresh(runner: Runner, tmp_path: Path) -> 
     cwd, listing, isolated, first_path = outcome.value
     assert outcome.stdout == "hello from the program\n"
     assert listing == ["scratch.txt"] and isolated == 1
-    assert eventually(lambda: not os.path.exists(cwd)), "the working directory is removed"
+    if runner.sandbox == "namespace":  # a tmpfs in the job's own root: nothing on the host
+        assert cwd == "/job"
+    else:
+        assert eventually(lambda: not os.path.exists(cwd)), "the working directory is removed"
     assert first_path != ""  # no "current directory" entry on sys.path
 
 
@@ -211,8 +186,8 @@ def test_infinite_loop_hits_cpu_limit(runner: Runner) -> None:
     outcome = run(
         runner, "def solve():\n    while True:\n        pass\n", Limits(cpu_s=1, wall_s=8)
     )
+    # The CPU limit, not the wall clock (on a loaded machine one CPU second may take long).
     assert outcome.status is Status.TIMEOUT and "CPU time limit" in outcome.message
-    assert outcome.duration < 4
 
 
 def test_sleeping_program_hits_wall_clock(runner: Runner) -> None:
@@ -258,7 +233,7 @@ def test_fork_bomb_is_contained_and_cleaned_up(runner: Runner) -> None:
         Limits(wall_s=2, cpu_s=5, processes=32),
     )
     assert outcome.status is Status.TIMEOUT, outcome.message
-    assert eventually(lambda: not sandbox_processes()), sandbox_processes()
+    assert eventually(lambda: not sandbox_pids(servers_of(runner))), sandbox_pids()
     assert run(runner, "def solve():\n    return 'still serving'\n").value == "still serving"
 
 
@@ -278,7 +253,7 @@ def test_background_child_does_not_outlive_a_successful_job(runner: Runner) -> N
         """,
     )
     assert outcome.ok, outcome.message
-    assert eventually(lambda: not sandbox_processes()), sandbox_processes()
+    assert eventually(lambda: not sandbox_pids(servers_of(runner))), sandbox_pids()
 
 
 def test_a_gigabyte_of_output(runner: Runner) -> None:
@@ -377,8 +352,8 @@ def test_write_into_course_tree_by_absolute_path(
     assert tree_state(course) == before
     refused = set(outcome.value.values())
     assert "done" not in refused, outcome.value
-    if world_writable:  # only the read-only mount stands in the way
-        assert refused == {errno.errorcode[errno.EROFS]}, outcome.value
+    if mode == "namespace":  # the job's root holds the interpreter's files, not the course
+        assert refused == {errno.errorcode[errno.ENOENT]}, outcome.value
 
 
 def test_server_survives_and_still_computes(runner: Runner) -> None:
@@ -423,7 +398,7 @@ def solve():
     [
         (b'{"status": "ok", "value": 1e999}', 0),  # JSON the server cannot send on (inf)
         (b'{"status": "ok", "value": NaN}', 0),
-        (b"not json at all", 3),  # a complete frame that is not JSON, the worker still running
+        (b"not json at all", 0.5),  # a complete frame that is not JSON, the worker still running
         (b"[" * 100_000, 0),  # nested too deeply to parse
     ],
     ids=["inf", "nan", "garbage", "deep"],

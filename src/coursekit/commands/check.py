@@ -92,8 +92,12 @@ def run(
     from coursekit.project import relative_paths
     from coursekit.report import REPORTERS, Report
 
+    notes: list[str] = []  # rules may append a line for the summary (shared through options)
+    options = {**(options or {}), "notes": notes}
     result = check(project, relative_paths(project.root, paths), options=options, store=store)
-    report = Report(diagnostics=result.diagnostics, sources=result.course.texts, color=color)
+    report = Report(
+        diagnostics=result.diagnostics, sources=result.course.texts, color=color, notes=notes
+    )
     out.write(REPORTERS[output_format](report))
     if result.crashed:
         return 2

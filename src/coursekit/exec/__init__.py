@@ -9,7 +9,14 @@ Knows nothing of the rest of coursekit. ``import coursekit.exec`` does not impor
 """
 
 from coursekit.exec.compare import Comparison, compare
-from coursekit.exec.runner import Progress, Runner, RunnerError, child_environment, run_programs
+from coursekit.exec.display import sandbox_note
+from coursekit.exec.runner import (
+    Progress,
+    Runner,
+    RunnerError,
+    child_environment,
+    run_programs,
+)
 from coursekit.exec.types import Job, Limits, Outcome, Status
 
 __all__ = [
@@ -24,4 +31,5 @@ __all__ = [
     "child_environment",
     "compare",
     "run_programs",
+    "sandbox_note",
 ]

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from coursekit.exec.display import printable
 from coursekit.exec.types import Job, Limits, Outcome, Status
 from coursekit.exec.wire import WireError, decode
 
@@ -39,6 +40,8 @@ ONE_THREAD = (
     "NUMBA_NUM_THREADS",
 )
 SANDBOX_MODES = ("auto", "namespace", "setuid", "basic")
+#: ``auto``: a cgroup per job where one can be made, else ``single-process``.
+BUDGETS = ("auto", "single-process")
 HELLO_TIMEOUT_S = 60.0
 #: How long past a job's wall limit the parent waits for the server before giving up on it.
 GRACE_S = 10.0
@@ -68,14 +71,19 @@ def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str
 class _Server:
     """One fork server process and its framed pipe."""
 
-    def __init__(self, python: str, sandbox: str) -> None:
+    def __init__(self, python: str, sandbox: str, budget: str = "auto") -> None:
         # The server makes each job's folder in here; whatever a killed server leaves behind,
         # `_remove_workdirs` takes away. Others may traverse it (a sandboxed uid must reach its
         # own folder) but not list it.
         self.workdirs = tempfile.mkdtemp(prefix="coursekit-exec-")
         os.chmod(self.workdirs, 0o711)
         self.proc = subprocess.Popen(
-            [python, "-I", str(SERVER_SCRIPT), "--sandbox", sandbox, "--workdirs", self.workdirs],
+            [
+                python,
+                "-I",
+                str(SERVER_SCRIPT),
+                *("--sandbox", sandbox, "--budget", budget, "--workdirs", self.workdirs),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if os.environ.get("COURSEKIT_EXEC_DEBUG") else subprocess.DEVNULL,
@@ -192,13 +200,13 @@ def outcome_from_reply(key: str, reply: Mapping[str, Any] | None) -> Outcome:
     except ValueError:
         return Outcome(key, Status.CRASHED, message=f"the runner sent a bad status: {reply!r:.200}")
     value: Any = None
-    message = str(reply.get("message", ""))
+    message = printable(str(reply.get("message", "")))
     if status is Status.OK:
         try:
             value = decode(reply.get("value"))
         except WireError as exc:
             status, message = Status.CRASHED, f"the result could not be read: {exc}"
-    tb = str(reply.get("traceback", ""))
+    tb = printable(str(reply.get("traceback", "")))
     if tb:
         message = f"{message}\n{tb.rstrip()}"
     return Outcome(
@@ -207,11 +215,11 @@ def outcome_from_reply(key: str, reply: Mapping[str, Any] | None) -> Outcome:
         value=value,
         message=message,
         traceback=tb,
-        stdout=str(reply.get("stdout", "")),
-        stderr_tail=str(reply.get("stderr_tail", "")),
+        stdout=printable(str(reply.get("stdout", ""))),
+        stderr_tail=printable(str(reply.get("stderr_tail", ""))),
         duration=float(reply.get("duration", 0.0)),
         sandbox=str(reply.get("sandbox", "")),
-        extra={k: reply[k] for k in ("stdout_bytes", "stderr_bytes") if k in reply},
+        extra={k: reply[k] for k in ("stdout_bytes", "stderr_bytes", "budget") if k in reply},
     )
 
 
@@ -228,9 +236,13 @@ class Runner:
         *,
         python: str | None = None,
         sandbox: str = "auto",
+        budget: str = "auto",
     ) -> None:
         if sandbox not in SANDBOX_MODES:
             raise ValueError(f"sandbox must be one of {SANDBOX_MODES}, not {sandbox!r}")
+        if budget not in BUDGETS:
+            raise ValueError(f"budget must be one of {BUDGETS}, not {budget!r}")
+        self.budget_request = budget
         self.parallel = max(1, parallel or os.cpu_count() or 1)
         self.python = python or sys.executable
         self.sandbox_request = sandbox
@@ -244,7 +256,8 @@ class Runner:
         want = min(self.parallel, count if count is not None else self.parallel)
         with self._lock:
             fresh = [
-                _Server(self.python, self.sandbox_request) for _ in range(want - len(self._servers))
+                _Server(self.python, self.sandbox_request, self.budget_request)
+                for _ in range(want - len(self._servers))
             ]
             try:
                 for server in fresh:
@@ -261,6 +274,14 @@ class Runner:
         self.start(1)
         hello = self._servers[0].hello or {}
         return str(hello.get("sandbox", ""))
+
+    @property
+    def budget(self) -> str:
+        """How a job's budget is counted: ``cgroup2``/``cgroup1`` (the whole job), or
+        ``single-process`` (no cgroup: the job may not create processes)."""
+        self.start(1)
+        hello = self._servers[0].hello or {}
+        return str(hello.get("budget", ""))
 
     def close(self) -> None:
         with self._lock:
@@ -347,7 +368,7 @@ class Runner:
         server = self._servers[slot]
         if not server.alive or server.proc.stdin is None or server.proc.stdin.closed:
             server.kill()
-            server = _Server(self.python, self.sandbox_request)
+            server = _Server(self.python, self.sandbox_request, self.budget_request)
             server.wait_hello()
             self._servers[slot] = server
         return server

@@ -14,7 +14,7 @@ from importlib import metadata
 from typing import Any
 
 #: Bumped whenever the runner's behaviour changes what an outcome can be (invalidates caches).
-RUNNER_VERSION = "1"
+RUNNER_VERSION = "2"
 
 
 class Status(enum.StrEnum):
@@ -33,11 +33,11 @@ class Limits:
     """Per-program limits. Defaults suit small numpy problems."""
 
     wall_s: float = 10.0  # wall clock, enforced by the server (catches sleeping programs)
-    cpu_s: float = 10.0  # RLIMIT_CPU (SIGXCPU)
-    memory_mb: int = 1024  # RLIMIT_AS
+    cpu_s: float = 10.0  # the job's cgroup CPU time, and RLIMIT_CPU per process
+    memory_mb: int = 1024  # the job's cgroup memory, and RLIMIT_AS per process
     output_kb: int = 1024  # stdout + stderr; beyond it the program is stopped
     result_kb: int = 16384  # the encoded value solve() returns
-    processes: int = 32  # RLIMIT_NPROC (per job under the namespace/setuid sandboxes)
+    processes: int = 32  # pids.max of the job's cgroup; without a cgroup, none may be started
     file_mb: int = 16  # RLIMIT_FSIZE: largest file the program may write
     disk_mb: int = 64  # size of the private tmpfs working directory (namespace sandbox)
     open_files: int = 256  # RLIMIT_NOFILE

@@ -13,6 +13,7 @@ class Report:
     diagnostics: Sequence[Diagnostic]
     sources: Mapping[str, str] = field(default_factory=dict)  # path -> text, for excerpts
     color: bool = False
+    notes: Sequence[str] = ()  # one line each under the summary (e.g. a weaker sandbox)
 
     @property
     def errors(self) -> int:

@@ -61,4 +61,5 @@ def render(report: Report) -> str:
         out.append(summary)
     else:
         out.append("All checks passed.")
+    out.extend(report.notes)
     return "\n".join(out) + "\n"

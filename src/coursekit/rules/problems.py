@@ -132,7 +132,7 @@ def problem_confirmed(ctx: Context, manifest_path: str) -> bool | None:
 
 
 def _run(ctx: Context, todo: list[Target]) -> dict[str, Verdict]:
-    from coursekit.exec import Job, Limits, run_programs
+    from coursekit.exec import Job, Limits, run_programs, sandbox_note
 
     config = ctx.config.limits
     limits = Limits(
@@ -168,6 +168,9 @@ def _run(ctx: Context, todo: list[Target]) -> dict[str, Verdict]:
         parallel=int(ctx.options.get("jobs") or 0) or None,
         progress=progress if callable(progress) else None,
     )
+    notes = ctx.options.get("notes")
+    if isinstance(notes, list) and (note := sandbox_note(outcomes)):
+        notes.append(note)
     for outcome in outcomes:
         target = by_path[outcome.key]
         verdict = _judge(target, outcome)
