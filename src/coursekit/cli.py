@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from pathlib import Path
@@ -12,14 +13,20 @@ from coursekit import __version__
 from coursekit.config import ConfigError
 from coursekit.project import Project, find_project
 
-FORMATS = ["text", "json"]
+# The formats `check --format` offers (coursekit.report registers one reporter for each);
+# the names are spelled here so `--help` lists them without importing the reporters.
+FORMATS = ["text", "json", "github", "sarif"]
 
 
 def _project(course: Path | None) -> Project:
     try:
         return find_project(Path.cwd(), course)
     except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
+        message = str(exc)
+        if course is not None and (course / "course" / "course.yaml").is_file():
+            # `--course .` from the repository root: the course is the folder inside it.
+            message += f"; did you mean --course {course / 'course'}?"
+        raise click.UsageError(message) from None
 
 
 def _default_format(project: Project) -> str:
@@ -68,7 +75,28 @@ def main() -> None:
 
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option("--format", "output_format", default=None, help="text | json | github | sarif")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Output format (default: text; github under GitHub Actions; or pyproject's setting).",
+)
+@click.option(
+    "--statistics",
+    is_flag=True,
+    help="Print the number of findings per code instead of each finding (json with --format json).",
+)
+@click.option(
+    "--exit-zero", is_flag=True, help="Exit 0 even when errors are found (2 still means a failure)."
+)
+@click.option(
+    "--output-file",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Write the report to this file instead of standard output.",
+)
 @click.option(
     "--select", default=None, help="Only these rules: codes, prefixes or names (CK3,CK801)."
 )
@@ -97,6 +125,9 @@ def main() -> None:
 def check_command(
     paths: tuple[Path, ...],
     output_format: str | None,
+    statistics: bool,
+    exit_zero: bool,
+    output_file: Path | None,
     select: str | None,
     ignore: str | None,
     no_exec: bool,
@@ -115,6 +146,18 @@ def check_command(
         if narrowed is None:
             sys.exit(0)  # nothing in the course changed: nothing it could break
         paths = tuple(narrowed)
+    elif paths:
+        outside = check.outside_course(project, paths)
+        if len(outside) == len(paths):
+            shown = ", ".join(str(p) for p in outside)
+            where = check.shown_course(project)
+            click.echo(
+                f"coursekit: no course files matched: {shown} (the course is {where})", err=True
+            )
+            sys.exit(2)
+        for path in outside:
+            click.echo(f"coursekit: {path}: not in the course; ignored", err=True)
+        paths = tuple(p for p in paths if p not in outside)
     if select is not None or ignore is not None:
         from dataclasses import replace
 
@@ -125,6 +168,8 @@ def check_command(
         except ConfigError as exc:
             raise click.UsageError(str(exc)) from None
     chosen = output_format or _default_format(project)
+    if statistics:
+        chosen = "statistics-json" if chosen == "json" else "statistics"
     options: dict[str, object] = {
         "exec": not (no_exec or structural),
         "jobs": jobs or os.cpu_count() or 1,
@@ -135,12 +180,19 @@ def check_command(
         from coursekit.report.progress import TerminalProgress
 
         options["progress"] = TerminalProgress(sys.stderr)
-    color = sys.stdout.isatty()
+    color = output_file is None and sys.stdout.isatty()
+    out = io.StringIO() if output_file is not None else sys.stdout
     try:
-        code = check.run_cached(project, paths, chosen, sys.stdout, color, options, not no_cache)
+        code = check.run_cached(project, paths, chosen, out, color, options, not no_cache)
     except check.UnknownFormat as exc:
         raise click.BadParameter(str(exc), param_hint="--format") from None
-    sys.exit(code)
+    if output_file is not None:
+        assert isinstance(out, io.StringIO)
+        try:
+            check.write_report(output_file, out.getvalue())
+        except OSError as exc:
+            raise click.UsageError(f"{output_file}: cannot write the report: {exc}") from None
+    sys.exit(0 if exit_zero and code == 1 else code)
 
 
 @main.command("clean")
@@ -212,8 +264,20 @@ def rules_command() -> None:
 @click.option(
     "--check", "check_only", is_flag=True, help="Fail if schemas/ is stale; write nothing."
 )
-@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path), default=None)
-def schema_command(check_only: bool, folder: Path | None) -> None:
+@click.option(
+    "--exit-non-zero-on-fix",
+    "fail_on_write",
+    is_flag=True,
+    help="Write what is stale, and exit 1 if anything was written (the pre-commit hook).",
+)
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The schemas folder (default: schemas/ beside the course's project root).",
+)
+def schema_command(check_only: bool, fail_on_write: bool, folder: Path | None) -> None:
     """Regenerate the JSON Schemas in schemas/ from the models."""
     from coursekit.commands import schema
 
@@ -222,7 +286,7 @@ def schema_command(check_only: bool, folder: Path | None) -> None:
             folder = find_project(Path.cwd()).root / "schemas"
         except ConfigError:
             folder = Path("schemas")
-    sys.exit(schema.run(folder, check_only, sys.stdout))
+    sys.exit(schema.run(folder, check_only, sys.stdout, fail_on_write))
 
 
 @main.command("new")

@@ -67,6 +67,31 @@ def changed_paths(project: Project, paths: Sequence[Path], err: TextIO) -> list[
     return [*paths, *deleted]
 
 
+def outside_course(project: Project, paths: Sequence[Path]) -> list[Path]:
+    """The paths that are neither in the course folder nor a folder holding it."""
+    course = project.course_dir.resolve()
+    outside: list[Path] = []
+    for path in paths:
+        absolute = path.resolve()
+        if not (absolute.is_relative_to(course) or course.is_relative_to(absolute)):
+            outside.append(path)
+    return outside
+
+
+def shown_course(project: Project) -> str:
+    """The course folder as the user would type it: relative to cwd when below it."""
+    here = Path.cwd().resolve()
+    course = project.course_dir.resolve()
+    return f"{course.relative_to(here)}/" if course.is_relative_to(here) else f"{course}/"
+
+
+def write_report(path: Path, text: str) -> None:
+    """`--output-file`: the whole report or nothing (an atomic replace)."""
+    from coursekit.atomic import atomic_write_text
+
+    atomic_write_text(path, text)
+
+
 class UnknownFormat(ValueError):
     """An output format no reporter is registered for (a usage error)."""
 
