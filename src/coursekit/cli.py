@@ -73,6 +73,21 @@ def main() -> None:
     """Lint, verify and scaffold a multi-book technical course."""
 
 
+@main.command("init")
+@click.argument(
+    "directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path)
+)
+@click.option("--title", default="A new course", show_default=True, help="The course's title.")
+def init_command(directory: Path, title: str) -> None:
+    """Start a course repository in DIRECTORY: course/, schemas/, pre-commit and CI.
+
+    Writes only what is missing; refuses (writing nothing) if a file exists with other content.
+    """
+    from coursekit.commands import init
+
+    sys.exit(init.run(directory, title, sys.stdout))
+
+
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option(
