@@ -78,14 +78,23 @@ def main() -> None:
     "directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path)
 )
 @click.option("--title", default="A new course", show_default=True, help="The course's title.")
-def init_command(directory: Path, title: str) -> None:
+@click.option(
+    "--hooks-repo",
+    default=None,
+    metavar="URL",
+    help="Where pre-commit and CI fetch coursekit from (default: the placeholder URL "
+    "docs/pre-commit.md explains).",
+)
+def init_command(directory: Path, title: str, hooks_repo: str | None) -> None:
     """Start a course repository in DIRECTORY: course/, schemas/, pre-commit and CI.
 
     Writes only what is missing; refuses (writing nothing) if a file exists with other content.
     """
     from coursekit.commands import init
 
-    sys.exit(init.run(directory, title, sys.stdout))
+    if hooks_repo is None:
+        sys.exit(init.run(directory, title, sys.stdout))
+    sys.exit(init.run(directory, title, sys.stdout, hooks_repo))
 
 
 @main.command("check")

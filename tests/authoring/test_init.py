@@ -93,3 +93,22 @@ def test_init_on_a_file_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["init", str(target)])
     assert result.exit_code == 2
     assert target.read_text(encoding="utf-8") == "x"
+
+
+def test_hooks_repo_is_written_to_pre_commit_and_ci(tmp_path: Path) -> None:
+    code, out = init(tmp_path, "--hooks-repo", "https://git.example.org/tools/coursekit.git")
+    assert code == 0, out
+    config = yaml.safe_load((tmp_path / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    assert config["repos"][0]["repo"] == "https://git.example.org/tools/coursekit.git"
+    workflow = (tmp_path / ".github/workflows/course.yml").read_text(encoding="utf-8")
+    assert f"git+https://git.example.org/tools/coursekit.git@v{__version__}" in workflow
+
+
+@pytest.mark.parametrize("url", ['x" && rm -rf ~ "', "a b", "", "https://h/x#frag"])
+def test_a_hooks_repo_that_would_break_yaml_or_the_shell_is_refused(
+    tmp_path: Path, url: str
+) -> None:
+    code, out = init(tmp_path / "new", "--hooks-repo", url)
+    assert code == 2
+    assert "--hooks-repo" in out
+    assert not (tmp_path / "new").exists()

@@ -49,6 +49,7 @@ def test_statistics_count_per_code(tiny_course: Path, monkeypatch: pytest.Monkey
     assert rows[0][:2] == ["2", "CK103"], out
     assert rows[1][:2] == ["1", "CK104"], out
     assert "chapter.yaml" not in out  # counts, not findings
+    assert out.splitlines()[-1] == "Found 3 errors and 0 warnings."
     code, out, _ = invoke(
         ["check", "--statistics", "--format", "json", "--no-cache"], tiny_course.parent, monkeypatch
     )

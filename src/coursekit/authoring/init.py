@@ -9,6 +9,7 @@ one with other content stops the whole run before anything is written (nothing i
 
 from __future__ import annotations
 
+import re
 import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
@@ -18,6 +19,7 @@ from coursekit import __version__
 from coursekit.atomic import atomic_write_text
 
 CACHE_LINE = ".coursekit_cache/"
+_URL = re.compile(r"^[\w.~:/@%+=-]+$")
 # Where pre-commit clones the hooks from: no public URL exists yet (docs/pre-commit.md).
 HOOKS_REPOSITORY = "https://coursekit-lint.invalid/coursekit.git"
 
@@ -40,6 +42,12 @@ def _template(name: str) -> str:
 
 def plan(title: str, hooks_repository: str = HOOKS_REPOSITORY) -> Plan:
     """Every file `init` writes, built in a scratch folder by the authoring code."""
+    if not _URL.match(hooks_repository):
+        # It lands unquoted in YAML and inside a shell word in the workflow.
+        raise InitError(
+            f"--hooks-repo {hooks_repository!r}: expected a URL or path (letters, digits and "
+            "._~:/@%+=- only)"
+        )
     from coursekit import schemas
     from coursekit.authoring.scaffold import Scaffolder
     from coursekit.authoring.yamledit import render_scalar

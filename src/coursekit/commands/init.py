@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from coursekit.authoring.init import InitError, apply, plan
+from coursekit.authoring.init import HOOKS_REPOSITORY, InitError, apply, plan
 
 
-def run(target: Path, title: str, out: TextIO) -> int:
+def run(target: Path, title: str, out: TextIO, hooks_repository: str = HOOKS_REPOSITORY) -> int:
     """0: written, or already there; 2: something in the way (nothing written)."""
     try:
-        outcome = apply(target, plan(title))
+        outcome = apply(target, plan(title, hooks_repository))
     except (InitError, OSError) as exc:
         out.write(f"coursekit init: {exc}\n")
         return 2

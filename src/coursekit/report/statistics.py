@@ -9,6 +9,10 @@ from coursekit.diagnostics import Diagnostic
 from coursekit.report.base import Report, reporter
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def _rows(report: Report) -> list[dict[str, object]]:
     counts = Counter(d.code for d in report.diagnostics)
     first: dict[str, Diagnostic] = {}
@@ -38,7 +42,9 @@ def render(report: Report) -> str:
         f"{row['count']!s:>{width}}\t{row['code']}\t{'[*] ' if row['fixable'] else ''}{row['name']}"
         for row in rows
     ]
-    lines.append(f"Found {report.errors} errors and {report.warnings} warnings.")
+    lines.append(
+        f"Found {_plural(report.errors, 'error')} and {_plural(report.warnings, 'warning')}."
+    )
     return "\n".join(lines) + "\n"
 
 
