@@ -43,6 +43,22 @@ def system_hooks(config_text: str) -> str:
     return str(yaml.safe_dump({"repos": [{"repo": "local", "hooks": hooks}]}, sort_keys=False))
 
 
+def initialised(tmp_path: Path, *init_args: str) -> GitRepo:
+    """An empty folder after `coursekit init`, `git init` and `pre-commit install`."""
+    repo = GitRepo(tmp_path / "course-repo", environment(tmp_path))
+    repo.path.mkdir()
+    out = repo.coursekit("init", *init_args)
+    assert out.returncode == 0, out.stdout
+    config = repo.path / ".pre-commit-config.yaml"
+    config.write_text(system_hooks(config.read_text(encoding="utf-8")), encoding="utf-8")
+    repo.ok("git", "init", "-q", "-b", "main")
+    repo.ok("git", "config", "user.name", "Course Author")
+    repo.ok("git", "config", "user.email", "author@example.invalid")
+    repo.ok("git", "config", "commit.gpgsign", "false")
+    repo.ok(*pre_commit(), "install")
+    return repo
+
+
 def commit(repo: GitRepo, message: str) -> tuple[bool, str]:
     head = repo.head() if (repo.path / ".git" / "refs" / "heads" / "main").exists() else ""
     result = repo.run("git", "commit", "-m", message)
@@ -53,17 +69,7 @@ def commit(repo: GitRepo, message: str) -> tuple[bool, str]:
 
 @pytest.mark.slow
 def test_from_an_empty_folder_to_guarded_commits(tmp_path: Path) -> None:
-    repo = GitRepo(tmp_path / "course-repo", environment(tmp_path))
-    repo.path.mkdir()
-    out = repo.coursekit("init", "--title", "Waves")
-    assert out.returncode == 0, out.stdout
-    config = repo.path / ".pre-commit-config.yaml"
-    config.write_text(system_hooks(config.read_text(encoding="utf-8")), encoding="utf-8")
-    repo.ok("git", "init", "-q", "-b", "main")
-    repo.ok("git", "config", "user.name", "Course Author")
-    repo.ok("git", "config", "user.email", "author@example.invalid")
-    repo.ok("git", "config", "commit.gpgsign", "false")
-    repo.ok(*pre_commit(), "install")
+    repo = initialised(tmp_path, "--title", "Waves")
 
     # The first commit of everything init wrote passes every hook.
     repo.ok("git", "add", "-A")
@@ -136,17 +142,8 @@ def test_the_schema_hook_writes_missing_schemas_then_lets_the_commit_through(
     tmp_path: Path,
 ) -> None:
     """A course repository without schemas/: the hook writes them and says to stage them."""
-    repo = GitRepo(tmp_path / "course-repo", environment(tmp_path))
-    repo.path.mkdir()
-    assert repo.coursekit("init").returncode == 0
+    repo = initialised(tmp_path)
     shutil.rmtree(repo.path / "schemas")
-    config = repo.path / ".pre-commit-config.yaml"
-    config.write_text(system_hooks(config.read_text(encoding="utf-8")), encoding="utf-8")
-    repo.ok("git", "init", "-q", "-b", "main")
-    repo.ok("git", "config", "user.name", "Course Author")
-    repo.ok("git", "config", "user.email", "author@example.invalid")
-    repo.ok("git", "config", "commit.gpgsign", "false")
-    repo.ok(*pre_commit(), "install")
     repo.ok("git", "add", "-A")
     result = repo.run("git", "commit", "-m", "start")
     assert result.returncode != 0, result.stdout
