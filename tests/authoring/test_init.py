@@ -112,3 +112,11 @@ def test_a_hooks_repo_that_would_break_yaml_or_the_shell_is_refused(
     assert code == 2
     assert "--hooks-repo" in out
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("title", ["", "   ", "two\nlines"])
+def test_a_blank_or_broken_title_is_refused(tmp_path: Path, title: str) -> None:
+    code, out = init(tmp_path / "new", "--title", title)
+    assert code == 2
+    assert "--title" in out
+    assert not (tmp_path / "new").exists()

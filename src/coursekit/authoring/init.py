@@ -42,6 +42,8 @@ def _template(name: str) -> str:
 
 def plan(title: str, hooks_repository: str = HOOKS_REPOSITORY) -> Plan:
     """Every file `init` writes, built in a scratch folder by the authoring code."""
+    if not title.strip() or "\n" in title:
+        raise InitError(f"--title {title!r}: a course needs a title on one line")
     if not _URL.match(hooks_repository):
         # It lands unquoted in YAML and inside a shell word in the workflow.
         raise InitError(
