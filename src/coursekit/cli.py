@@ -171,17 +171,10 @@ def check_command(
             sys.exit(0)  # nothing in the course changed: nothing it could break
         paths = tuple(narrowed)
     elif paths:
-        outside = check.outside_course(project, paths)
-        if len(outside) == len(paths):
-            shown = ", ".join(str(p) for p in outside)
-            where = check.shown_course(project)
-            click.echo(
-                f"coursekit: no course files matched: {shown} (the course is {where})", err=True
-            )
-            sys.exit(2)
-        for path in outside:
-            click.echo(f"coursekit: {path}: not in the course; ignored", err=True)
-        paths = tuple(p for p in paths if p not in outside)
+        inside = check.course_paths(project, paths, sys.stderr)
+        if not inside:
+            sys.exit(2)  # every path is outside the course: nothing would be checked
+        paths = tuple(inside)
     if select is not None or ignore is not None:
         from dataclasses import replace
 

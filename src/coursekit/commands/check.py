@@ -67,22 +67,30 @@ def changed_paths(project: Project, paths: Sequence[Path], err: TextIO) -> list[
     return [*paths, *deleted]
 
 
-def outside_course(project: Project, paths: Sequence[Path]) -> list[Path]:
-    """The paths that are neither in the course folder nor a folder holding it."""
+def course_paths(project: Project, paths: Sequence[Path], err: TextIO) -> list[Path]:
+    """The paths in the course folder (or holding it); the others are named on `err`.
+
+    [] when none is: "no course files matched" (`coursekit check README.md` checks nothing,
+    so it must not say "All checks passed.").
+    """
     course = project.course_dir.resolve()
+    inside: list[Path] = []
     outside: list[Path] = []
     for path in paths:
         absolute = path.resolve()
-        if not (absolute.is_relative_to(course) or course.is_relative_to(absolute)):
+        if absolute.is_relative_to(course) or course.is_relative_to(absolute):
+            inside.append(path)
+        else:
             outside.append(path)
-    return outside
-
-
-def shown_course(project: Project) -> str:
-    """The course folder as the user would type it: relative to cwd when below it."""
-    here = Path.cwd().resolve()
-    course = project.course_dir.resolve()
-    return f"{course.relative_to(here)}/" if course.is_relative_to(here) else f"{course}/"
+    if not inside:
+        here = Path.cwd().resolve()
+        where = course.relative_to(here) if course.is_relative_to(here) else course
+        shown = ", ".join(str(p) for p in outside)
+        err.write(f"coursekit: no course files matched: {shown} (the course is {where}/)\n")
+        return []
+    for path in outside:
+        err.write(f"coursekit: {path}: not in the course; ignored\n")
+    return inside
 
 
 def write_report(path: Path, text: str) -> None:
