@@ -2,7 +2,7 @@
 
 Commands are the lines of ```console blocks (`$ ...`) and ```sh blocks, and the inline
 `coursekit ...` spans of the prose. Each coursekit command runs in its own copy of this
-repository's course (with schemas/ and the [tool.coursekit] settings), so one that writes
+repository's course, in-process through the click entry point (with schemas/ and the [tool.coursekit] settings), so one that writes
 cannot change what the next one sees; a warm cache is copied along so that the checks stay
 fast. A new command in the docs that is neither runnable here nor listed below fails the test.
 (Inline commands of other tools, `git tag ...` or `pre-commit autoupdate`, are not extracted.)
@@ -10,15 +10,16 @@ fast. A new command in the docs that is neither runnable here nor listed below f
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from coursekit.cli import main
 from helpers import coursekit_tables
 
 pytestmark = pytest.mark.slow
@@ -88,22 +89,24 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = coursekit_tables((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     if config:
         (root / "pyproject.toml").write_text(config, encoding="utf-8")
-    warm = run(root, "coursekit check")
-    assert warm.returncode == 0, warm.stdout + warm.stderr
+    code, output = run(root, "coursekit check")
+    assert code == 0, output
     return root
 
 
-def run(cwd: Path, command: str) -> subprocess.CompletedProcess[str]:
+def run(cwd: Path, command: str) -> tuple[int, str]:
+    """The command in-process (as `coursekit` would run it), from `cwd`: exit code, output."""
     words = shlex.split(command)
     assert words[0] == "coursekit", command
-    return subprocess.run(
-        [sys.executable, "-m", "coursekit", *words[1:]],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, words[1:])
+    finally:
+        os.chdir(old)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output
 
 
 def test_the_docs_show_commands_and_every_one_is_run_or_explained() -> None:
@@ -140,12 +143,9 @@ def test_every_documented_coursekit_command_runs_as_written(template: Path, tmp_
             copy.mkdir()  # init starts a repository: it refuses to write over a course
         else:
             shutil.copytree(template, copy)
-        result = run(copy, command)
+        code, output = run(copy, command)
         expected = EXPECTED.get(command, 0)
-        if result.returncode != expected:
-            failures.append(
-                f"{doc}: `{command}` exited {result.returncode}, not {expected}:\n"
-                f"{result.stdout[-800:]}{result.stderr[-800:]}"
-            )
+        if code != expected:
+            failures.append(f"{doc}: `{command}` exited {code}, not {expected}:\n{output[-1500:]}")
     assert len(seen) > 15
     assert not failures, "\n\n".join(failures)
