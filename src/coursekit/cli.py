@@ -197,6 +197,10 @@ def check_command(
         from coursekit.report.progress import TerminalProgress
 
         options["progress"] = TerminalProgress(sys.stderr)
+    if output_file is not None:
+        problem = check.report_target_problem(project, output_file)
+        if problem is not None:
+            raise click.BadParameter(problem, param_hint="--output-file")
     color = output_file is None and sys.stdout.isatty()
     out = io.StringIO() if output_file is not None else sys.stdout
     try:

@@ -95,6 +95,17 @@ def test_an_unwritable_output_file_is_a_usage_error(
     assert not target.parent.exists()
 
 
+def test_an_output_file_inside_the_course_is_refused(
+    tiny_course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tiny_course / "I/1-first/lessons/intro.md"
+    before = target.read_bytes()
+    code, _, err = invoke(["check", "-o", str(target)], tiny_course.parent, monkeypatch)
+    assert code == 2
+    assert "inside the course folder" in err
+    assert target.read_bytes() == before
+
+
 def test_paths_outside_the_course_match_nothing(
     tiny_course: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -93,6 +93,13 @@ def course_paths(project: Project, paths: Sequence[Path], err: TextIO) -> list[P
     return inside
 
 
+def report_target_problem(project: Project, path: Path) -> str | None:
+    """Why `--output-file PATH` must not be written, if it must not: it is inside the course."""
+    if path.resolve().is_relative_to(project.course_dir.resolve()):
+        return f"{path}: inside the course folder; the report would become course content"
+    return None
+
+
 def write_report(path: Path, text: str) -> None:
     """`--output-file`: the whole report or nothing (an atomic replace)."""
     from coursekit.atomic import atomic_write_text
