@@ -153,6 +153,26 @@ def test_a_misspelt_status_and_an_unknown_level_list_the_choices(
     assert "(one of: M0)" in out  # the tiny course's ladder has one rung
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("[draft]", "'status': expected one of draft, published, found a list"),
+        ("{a: 1}", "'status': expected one of draft, published, found a mapping"),
+        ("", "'status': expected one of draft, published, found an empty value"),
+        ("3", "'status': 3 is not a valid value (one of: draft, published)"),
+        ("Draft", "'status': 'Draft' is not a valid value; did you mean 'draft'?"),
+    ],
+)
+def test_a_status_of_the_wrong_kind_names_the_choices(
+    tiny_course: Path, monkeypatch: pytest.MonkeyPatch, value: str, expected: str
+) -> None:
+    path = tiny_course / "I/1-first/chapter.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + f"status: {value}\n", encoding="utf-8")
+    code, out, _ = invoke(["check", "--no-cache"], tiny_course.parent, monkeypatch)
+    assert code == 1
+    assert expected in out, out
+
+
 def test_one_of_guesses_only_a_clear_winner_and_lists_small_sets() -> None:
     ladder = ["M0", "M1", "M2", "M3", "M4"]
     assert one_of("M9", ladder, cutoff=0.5) == " (one of: M0, M1, M2, M3, M4)"

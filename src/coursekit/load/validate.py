@@ -63,7 +63,17 @@ def _diagnostics(kind: type[Node], exc: ValidationError, source: Source) -> Iter
             choices = _QUOTED.findall(str(error.get("ctx", {}).get("expected", "")))
             got = error.get("input")
             prefix = f"'{where}': " if where else ""
-            message = f"{prefix}{_short(got)} is not a valid value" + one_of(str(got), choices)
+            if got is None or isinstance(got, dict | list):
+                what = (
+                    "an empty value"
+                    if got is None
+                    else "a list"
+                    if isinstance(got, list)
+                    else "a mapping"
+                )
+                message = f"{prefix}expected one of {', '.join(choices)}, found {what}"
+            else:
+                message = f"{prefix}{_short(got)} is not a valid value" + one_of(str(got), choices)
             yield Diagnostic.at(source.value_at(loc), codes.WRONG_TYPE, message)
         else:
             message = error["msg"]
