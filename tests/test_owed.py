@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -117,7 +118,7 @@ def test_text_format_is_a_table_and_exits_0() -> None:
     assert result.exit_code == 0
     lines = result.output.splitlines()
     assert lines[0] == "II.2  From Recurrence to Attention"
-    assert "M2 Substantive · draft · owes 9" in lines[1]
+    assert lines[1].strip() == "M2 Substantive · draft · owes 9 items and 23 strand lessons"
     row = next(line for line in lines if line.strip().startswith("basics"))
     assert row.split() == ["basics", "3", "9", "6"]
 
@@ -127,11 +128,27 @@ def test_markdown_format_has_a_course_table_and_marks() -> None:
     assert result.exit_code == 0
     text = result.output
     assert text.startswith("## Owed content")
+    # A draft that owes is in progress, not red: its check passes.
     assert (
-        "| ❌ **II.2** From Recurrence to Attention | M2 Substantive | draft | 5/28 | 0/3 | 0/3 | 0/6 | 9 |"
-        in text
+        "| 🚧 **II.2** From Recurrence to Attention | M2 Substantive | draft | 5/28 | 0/3 | 0/3 "
+        "| 0/6 | 9 items, 23 lessons |" in text
     )
-    assert "| ❌ basics | 3 | 9 | 6 |" in text and "| ✅ concept | 2 | 2 |  |" in text
+    assert "| 🚧 basics | 3 | 9 | 6 |" in text and "| ✅ concept | 2 | 2 |  |" in text
+    assert "| ❌" not in text and "\n❌" not in text
+    # Both debts on one line; every number column right-aligned, "owed" like its neighbours.
+    assert "M2 Substantive · draft · **owes 9 items and 23 strand lessons**" in text
+    assert "|:--|--:|--:|--:|" in text and "|:--|--:|--:|:--|" not in text
+
+
+def test_markdown_marks_a_published_chapter_that_owes_red(tmp_path: Path) -> None:
+    course = tmp_path / "course"
+    shutil.copytree(SEED, course)
+    (chapter,) = course.glob("II/2-*/chapter.yaml")
+    text = chapter.read_text(encoding="utf-8")
+    chapter.write_text(text.replace("status: draft", "status: published"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["owed", "--course", str(course), "--format", "markdown"])
+    assert "| ❌ **II.2** From Recurrence to Attention |" in result.output
+    assert "| ❌ basics | 3 | 9 | 6 |" in result.output
 
 
 def test_unknown_chapter_is_a_usage_error() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from pathlib import Path
@@ -12,14 +13,20 @@ from coursekit import __version__
 from coursekit.config import ConfigError
 from coursekit.project import Project, find_project
 
-FORMATS = ["text", "json"]
+# The formats `check --format` offers (coursekit.report registers one reporter for each);
+# the names are spelled here so `--help` lists them without importing the reporters.
+FORMATS = ["text", "json", "github", "sarif"]
 
 
 def _project(course: Path | None) -> Project:
     try:
         return find_project(Path.cwd(), course)
     except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
+        message = str(exc)
+        if course is not None and (course / "course" / "course.yaml").is_file():
+            # `--course .` from the repository root: the course is the folder inside it.
+            message += f"; did you mean --course {course / 'course'}?"
+        raise click.UsageError(message) from None
 
 
 def _default_format(project: Project) -> str:
@@ -66,9 +73,54 @@ def main() -> None:
     """Lint, verify and scaffold a multi-book technical course."""
 
 
+@main.command("init")
+@click.argument(
+    "directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path)
+)
+@click.option("--title", default="A new course", show_default=True, help="The course's title.")
+@click.option(
+    "--hooks-repo",
+    default=None,
+    metavar="URL",
+    help="Where pre-commit and CI fetch coursekit from (default: the placeholder URL "
+    "docs/pre-commit.md explains).",
+)
+def init_command(directory: Path, title: str, hooks_repo: str | None) -> None:
+    """Start a course repository in DIRECTORY: course/, schemas/, pre-commit and CI.
+
+    Writes only what is missing; refuses (writing nothing) if a file exists with other content.
+    """
+    from coursekit.commands import init
+
+    if hooks_repo is None:
+        sys.exit(init.run(directory, title, sys.stdout))
+    sys.exit(init.run(directory, title, sys.stdout, hooks_repo))
+
+
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option("--format", "output_format", default=None, help="text | json | github | sarif")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Output format (default: text; github under GitHub Actions; or pyproject's setting).",
+)
+@click.option(
+    "--statistics",
+    is_flag=True,
+    help="Print the number of findings per code instead of each finding (json with --format json).",
+)
+@click.option(
+    "--exit-zero", is_flag=True, help="Exit 0 even when errors are found (2 still means a failure)."
+)
+@click.option(
+    "--output-file",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Write the report to this file instead of standard output.",
+)
 @click.option(
     "--select", default=None, help="Only these rules: codes, prefixes or names (CK3,CK801)."
 )
@@ -97,6 +149,9 @@ def main() -> None:
 def check_command(
     paths: tuple[Path, ...],
     output_format: str | None,
+    statistics: bool,
+    exit_zero: bool,
+    output_file: Path | None,
     select: str | None,
     ignore: str | None,
     no_exec: bool,
@@ -115,6 +170,11 @@ def check_command(
         if narrowed is None:
             sys.exit(0)  # nothing in the course changed: nothing it could break
         paths = tuple(narrowed)
+    elif paths:
+        inside = check.course_paths(project, paths, sys.stderr)
+        if not inside:
+            sys.exit(2)  # every path is outside the course: nothing would be checked
+        paths = tuple(inside)
     if select is not None or ignore is not None:
         from dataclasses import replace
 
@@ -125,6 +185,8 @@ def check_command(
         except ConfigError as exc:
             raise click.UsageError(str(exc)) from None
     chosen = output_format or _default_format(project)
+    if statistics:
+        chosen = "statistics-json" if chosen == "json" else "statistics"
     options: dict[str, object] = {
         "exec": not (no_exec or structural),
         "jobs": jobs or os.cpu_count() or 1,
@@ -135,12 +197,23 @@ def check_command(
         from coursekit.report.progress import TerminalProgress
 
         options["progress"] = TerminalProgress(sys.stderr)
-    color = sys.stdout.isatty()
+    if output_file is not None:
+        problem = check.report_target_problem(project, output_file)
+        if problem is not None:
+            raise click.BadParameter(problem, param_hint="--output-file")
+    color = output_file is None and sys.stdout.isatty()
+    out = io.StringIO() if output_file is not None else sys.stdout
     try:
-        code = check.run_cached(project, paths, chosen, sys.stdout, color, options, not no_cache)
+        code = check.run_cached(project, paths, chosen, out, color, options, not no_cache)
     except check.UnknownFormat as exc:
         raise click.BadParameter(str(exc), param_hint="--format") from None
-    sys.exit(code)
+    if output_file is not None:
+        assert isinstance(out, io.StringIO)
+        try:
+            check.write_report(output_file, out.getvalue())
+        except OSError as exc:
+            raise click.UsageError(f"{output_file}: cannot write the report: {exc}") from None
+    sys.exit(0 if exit_zero and code == 1 else code)
 
 
 @main.command("clean")
@@ -226,8 +299,20 @@ def rules_command() -> None:
 @click.option(
     "--check", "check_only", is_flag=True, help="Fail if schemas/ is stale; write nothing."
 )
-@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path), default=None)
-def schema_command(check_only: bool, folder: Path | None) -> None:
+@click.option(
+    "--exit-non-zero-on-fix",
+    "fail_on_write",
+    is_flag=True,
+    help="Write what is stale, and exit 1 if anything was written (the pre-commit hook).",
+)
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The schemas folder (default: schemas/ beside the course's project root).",
+)
+def schema_command(check_only: bool, fail_on_write: bool, folder: Path | None) -> None:
     """Regenerate the JSON Schemas in schemas/ from the models."""
     from coursekit.commands import schema
 
@@ -236,7 +321,7 @@ def schema_command(check_only: bool, folder: Path | None) -> None:
             folder = find_project(Path.cwd()).root / "schemas"
         except ConfigError:
             folder = Path("schemas")
-    sys.exit(schema.run(folder, check_only, sys.stdout))
+    sys.exit(schema.run(folder, check_only, sys.stdout, fail_on_write))
 
 
 @main.command("new")

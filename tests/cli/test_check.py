@@ -62,7 +62,10 @@ def test_json_contract(tiny_course: Path) -> None:
     assert set(document) == {"diagnostics", "summary"}
     assert document["summary"] == {"errors": 1, "warnings": 0}
     (diagnostic,) = document["diagnostics"]
-    assert set(diagnostic) == {"code", "severity", "path", "line", "column", "message"}
+    assert set(diagnostic) == {
+        *("code", "severity", "path", "line", "column", "message"),
+        *("end_line", "end_column", "fixable"),
+    }
     assert diagnostic["path"] == CHAPTER_FILE
     assert diagnostic["line"] == 5
     assert diagnostic["code"] == "CK101"

@@ -19,15 +19,30 @@ def test_contract_keys() -> None:
     assert set(document) == {"diagnostics", "summary"}
     assert document["summary"] == {"errors": 1, "warnings": 1}
     for entry in document["diagnostics"]:
-        assert set(entry) == {"code", "severity", "path", "line", "column", "message"}
+        assert set(entry) == {
+            "code",
+            "severity",
+            "path",
+            "line",
+            "column",
+            "end_line",
+            "end_column",
+            "message",
+            "fixable",
+        }
     assert document["diagnostics"][0] == {
         "code": "CK103",
         "severity": "error",
         "path": "course/II/2-from-recurrence-to-attention/chapter.yaml",
         "line": 3,
         "column": 9,
+        "end_line": 3,
+        "end_column": 16,  # exclusive: "0.IT.09" spans columns 9..15
         "message": "unknown key 'tittle' (did you mean 'title'?)",
+        "fixable": False,
     }
+    # Without the source text, the span is empty (end = start).
+    assert document["diagnostics"][1]["end_column"] == document["diagnostics"][1]["column"]
 
 
 def test_empty_report() -> None:

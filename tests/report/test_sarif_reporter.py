@@ -87,7 +87,12 @@ def test_results_point_at_their_rule_and_place() -> None:
         "uri": "course/II/2-from-recurrence-to-attention/chapter.yaml",
         "uriBaseId": "%SRCROOT%",
     }
-    assert location["region"] == {"startLine": 3, "startColumn": 9}
+    assert location["region"] == {
+        "startLine": 3,
+        "startColumn": 9,
+        "endLine": 3,
+        "endColumn": 16,  # exclusive: the value "0.IT.09"
+    }
     assert second["level"] == "warning"
     assert rules[second["ruleIndex"]]["id"] == "CK110"
 

@@ -358,7 +358,7 @@ class Scaffolder:
         folder = self._abs(chapter.dir) / "problems" / problem_id
         name = _plain_title(title)
         text = (
-            f"title: {render_scalar(title)}\n"
+            self._modeline(folder / "problem.yaml", "problem") + f"title: {render_scalar(title)}\n"
             f"variant: {render_scalar(variant or problem_id)}\n"
             f"statement: {render_scalar(f'The statement of {name} is written here; the program and the published solution below must then be updated to match it.')}\n"
             "program: solution.py\n"
@@ -385,9 +385,10 @@ class Scaffolder:
         folder = self._abs(chapter.dir) / "exercises" / exercise_id
         name = _plain_title(title)
         statement = f"The statement of {name} is written here."
+        modeline = self._modeline(folder / "exercise.yaml", "exercise")
         if program:
             text = (
-                f"title: {render_scalar(title)}\n"
+                modeline + f"title: {render_scalar(title)}\n"
                 f"statement: {render_scalar(statement)}\n"
                 "program: solution.py\n"
                 "solution:\n"
@@ -400,7 +401,7 @@ class Scaffolder:
         else:
             answer = f"The worked answer to {name} is written here."
             text = (
-                f"title: {render_scalar(title)}\n"
+                modeline + f"title: {render_scalar(title)}\n"
                 f"statement: {render_scalar(statement)}\n"
                 "solution:\n"
                 f"  text: {render_scalar(answer)}\n"

@@ -67,6 +67,46 @@ def changed_paths(project: Project, paths: Sequence[Path], err: TextIO) -> list[
     return [*paths, *deleted]
 
 
+def course_paths(project: Project, paths: Sequence[Path], err: TextIO) -> list[Path]:
+    """The paths in the course folder (or holding it); the others are named on `err`.
+
+    [] when none is: "no course files matched" (`coursekit check README.md` checks nothing,
+    so it must not say "All checks passed.").
+    """
+    course = project.course_dir.resolve()
+    inside: list[Path] = []
+    outside: list[Path] = []
+    for path in paths:
+        absolute = path.resolve()
+        if absolute.is_relative_to(course) or course.is_relative_to(absolute):
+            inside.append(path)
+        else:
+            outside.append(path)
+    if not inside:
+        here = Path.cwd().resolve()
+        where = course.relative_to(here) if course.is_relative_to(here) else course
+        shown = ", ".join(str(p) for p in outside)
+        err.write(f"coursekit: no course files matched: {shown} (the course is {where}/)\n")
+        return []
+    for path in outside:
+        err.write(f"coursekit: {path}: not in the course; ignored\n")
+    return inside
+
+
+def report_target_problem(project: Project, path: Path) -> str | None:
+    """Why `--output-file PATH` must not be written, if it must not: it is inside the course."""
+    if path.resolve().is_relative_to(project.course_dir.resolve()):
+        return f"{path}: inside the course folder; the report would become course content"
+    return None
+
+
+def write_report(path: Path, text: str) -> None:
+    """`--output-file`: the whole report or nothing (an atomic replace)."""
+    from coursekit.atomic import atomic_write_text
+
+    atomic_write_text(path, text)
+
+
 class UnknownFormat(ValueError):
     """An output format no reporter is registered for (a usage error)."""
 

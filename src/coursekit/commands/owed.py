@@ -23,7 +23,7 @@ from coursekit.hints import did_you_mean
 from coursekit.owed import ChapterOwed, Count, CourseOwed, known_ids, unverified
 from coursekit.project import Project
 from coursekit.report.html import render_html
-from coursekit.report.markdown import render_owed
+from coursekit.report.markdown import owes_phrase, render_owed
 
 FORMATS = ("text", "markdown", "json", "html")
 
@@ -112,10 +112,9 @@ def render_text(owed: CourseOwed) -> str:
             out.append("")
             continue
         maturity = f"{chapter.maturity} {chapter.maturity_name}".strip() or "?"
-        short = (
-            f" · strands short by {chapter.strands_owed} lessons" if chapter.strands_owed else ""
-        )
-        out.append(f"  {maturity} · {chapter.status} · owes {chapter.owes}{short}")
+        # Both debts in one phrase ("owes 0" beside 23 missing lessons read as "done").
+        phrase = owes_phrase(chapter.owes, chapter.strands_owed)
+        out.append(f"  {maturity} · {chapter.status} · {phrase}")
         out.append(f"  {'':<{width}}  written  required  owed")
         for name, count in _rows(chapter):
             owed_cell = str(count.owed) if count.owed else "-"
@@ -134,8 +133,10 @@ def render_text(owed: CourseOwed) -> str:
     for count in total.strands.values():
         lessons += count
     caveat = owed.caveat()
+    short = sum(chapter.strands_owed for chapter in owed.chapters if chapter.loads)
+    phrase = owes_phrase(owed.owes, short)
     out.append(
-        f"{len(owed.chapters)} chapter{'' if len(owed.chapters) == 1 else 's'} · owes {owed.owes} "
+        f"{len(owed.chapters)} chapter{'' if len(owed.chapters) == 1 else 's'} · {phrase} "
         f"(problems {total.problems.written}/{total.problems.required}, "
         f"variants {total.variants.written}/{total.variants.required}, "
         f"exercises {total.exercises.written}/{total.exercises.required}) · "

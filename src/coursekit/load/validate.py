@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Iterator
@@ -10,11 +11,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from coursekit.diagnostics import Diagnostic
-from coursekit.hints import did_you_mean
+from coursekit.hints import did_you_mean, one_of
 from coursekit.load import codes
 from coursekit.model.base import Node, Source
 
 N = TypeVar("N", bound=Node)
+_QUOTED = re.compile(r"'([^']*)'")
 
 
 def validate(kind: type[N], data: Any, source: Source) -> tuple[N | None, list[Diagnostic]]:
@@ -56,6 +58,23 @@ def _diagnostics(kind: type[Node], exc: ValidationError, source: Source) -> Iter
                 codes.MISSING_KEY,
                 f"missing required key '{loc[-1]}'{inside}",
             )
+        elif etype == "literal_error":
+            # "Input should be 'draft' or 'published'": name the value and the choices.
+            choices = _QUOTED.findall(str(error.get("ctx", {}).get("expected", "")))
+            got = error.get("input")
+            prefix = f"'{where}': " if where else ""
+            if got is None or isinstance(got, dict | list):
+                what = (
+                    "an empty value"
+                    if got is None
+                    else "a list"
+                    if isinstance(got, list)
+                    else "a mapping"
+                )
+                message = f"{prefix}expected one of {', '.join(choices)}, found {what}"
+            else:
+                message = f"{prefix}{_short(got)} is not a valid value" + one_of(str(got), choices)
+            yield Diagnostic.at(source.value_at(loc), codes.WRONG_TYPE, message)
         else:
             message = error["msg"]
             if etype == "value_error":

@@ -5,12 +5,19 @@ from __future__ import annotations
 import json
 
 from coursekit.report.base import Report, reporter
+from coursekit.report.span import end_of
 
 
 @reporter("json")
 def render(report: Report) -> str:
+    entries: list[dict[str, object]] = []
+    for d in report.diagnostics:
+        end_line, end_column = end_of(d, report.sources)
+        entries.append(
+            {**d.as_dict(), "end_line": end_line, "end_column": end_column, "fixable": d.fixable}
+        )
     document = {
-        "diagnostics": [d.as_dict() for d in report.diagnostics],
+        "diagnostics": entries,
         "summary": {"errors": report.errors, "warnings": report.warnings},
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

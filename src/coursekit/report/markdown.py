@@ -15,8 +15,35 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _mark(ok: bool) -> str:
-    return "✅" if ok else "❌"
+def _mark(ok: bool, draft: bool = False) -> str:
+    """✅ done; 🚧 a draft still owes (its check passes: not red); ❌ a published one owes."""
+    if ok:
+        return "✅"
+    return "🚧" if draft else "❌"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _owes_cell(items: int, lessons: int) -> str:
+    """One cell for both debts: items (problems, exercises, extra variants) and strand lessons."""
+    parts = [_plural(items, "item")] if items else []
+    if lessons:
+        parts.append(_plural(lessons, "lesson"))
+    return ", ".join(parts) or "0"
+
+
+def owes_phrase(items: int, lessons: int) -> str:
+    """'owes 2 items and 23 strand lessons', 'owes nothing': one line, both debts."""
+    parts = [_plural(items, "item")] if items else []
+    if lessons:
+        parts.append(_plural(lessons, "strand lesson"))
+    return "owes " + " and ".join(parts) if parts else "owes nothing"
+
+
+def _draft(chapter: ChapterOwed) -> bool:
+    return chapter.status != "published"
 
 
 def _sum(counts: dict[str, Count]) -> Count:
@@ -35,14 +62,14 @@ def _summary_row(chapter: ChapterOwed) -> str:
         return f"| ❌ **{chapter.id}** does not load | | | | | | | ? | |"
     strands = _sum(chapter.strands)
     cells = [
-        f"{_mark(chapter.complete)} **{chapter.id}** {_cell(chapter.title)}",
+        f"{_mark(chapter.complete, _draft(chapter))} **{chapter.id}** {_cell(chapter.title)}",
         _maturity(chapter),
         chapter.status,
         f"{strands.written}/{strands.required}",
         f"{chapter.problems.written}/{chapter.problems.required}",
         f"{chapter.variants.written}/{chapter.variants.required}",
         f"{chapter.exercises.written}/{chapter.exercises.required}",
-        str(chapter.owes),
+        _owes_cell(chapter.owes, chapter.strands_owed),
         f"{len(chapter.planned_apparatus)} planned" if chapter.planned_apparatus else "",
     ]
     return "| " + " | ".join(cells) + " |"
@@ -61,12 +88,13 @@ def _chapter_table(chapter: ChapterOwed) -> list[str]:
         f"### {chapter.id} · {_cell(chapter.title)}",
         "",
         *_failures(chapter.failures),
-        f"{_maturity(chapter)} · {chapter.status} · **owes {chapter.owes}**"
-        + (f" · strands short by {chapter.strands_owed} lessons" if chapter.strands_owed else ""),
+        f"{_maturity(chapter)} · {chapter.status} · "
+        f"**{owes_phrase(chapter.owes, chapter.strands_owed)}**",
         "",
     ]
+    draft = _draft(chapter)
     if chapter.owes or chapter.strands_owed:
-        lines += ["| | written | required | owed |", "|:--|--:|--:|:--|"]
+        lines += ["| | written | required | owed |", "|:--|--:|--:|--:|"]
         rows = [
             *chapter.strands.items(),
             ("problems", chapter.problems),
@@ -76,12 +104,12 @@ def _chapter_table(chapter: ChapterOwed) -> list[str]:
         for name, count in rows:
             owed = f"{count.owed}" if count.owed else ""
             lines.append(
-                f"| {_mark(count.met)} {name} | {count.written} | {count.required} | {owed} |"
+                f"| {_mark(count.met, draft)} {name} | {count.written} | {count.required} | {owed} |"
             )
         lines.append("")
     if chapter.planned_apparatus:
         lines += [
-            "❌ links apparatus that Book 0 only plans: "
+            f"{_mark(False, draft)} links apparatus that Book 0 only plans: "
             + ", ".join(f"`{entry}`" for entry in chapter.planned_apparatus),
             "",
         ]
@@ -89,7 +117,8 @@ def _chapter_table(chapter: ChapterOwed) -> list[str]:
         lines += [f"⚠️ {unverified(chapter.unverified)}", ""]
     if chapter.stubs:
         lines += [
-            "❌ stubs, owed until written: " + ", ".join(f"`{path}`" for path in chapter.stubs),
+            f"{_mark(False, draft)} stubs, owed until written: "
+            + ", ".join(f"`{path}`" for path in chapter.stubs),
             "",
         ]
     return lines
@@ -98,13 +127,16 @@ def _chapter_table(chapter: ChapterOwed) -> list[str]:
 def render_owed(owed: CourseOwed, title: str = "") -> str:
     total = owed.total
     strands = _sum(total.strands)
+    # Per chapter and strand: a strand written beyond its rung does not pay for another's.
+    lessons = sum(chapter.strands_owed for chapter in owed.chapters if chapter.loads)
     lines = [
         f"## Owed content{' · ' + _cell(title) if title else ''}",
         "",
-        f"{len(owed.chapters)} chapter{'' if len(owed.chapters) == 1 else 's'} · **owes {owed.owes}** "
-        "(problems + exercises + variants beyond the problems) · "
-        f"strand lessons {strands.written}/{strands.required}"
-        + (f" · **{owed.caveat()}**" if owed.caveat() else ""),
+        f"{len(owed.chapters)} chapter{'' if len(owed.chapters) == 1 else 's'} · "
+        f"**{owes_phrase(owed.owes, lessons)}** (an item is a problem, an exercise or a "
+        "variant beyond the problems) · "
+        f"strand lessons {strands.written}/{strands.required} · 🚧 a draft still owes (its check "
+        "passes), ❌ fails the check" + (f" · **{owed.caveat()}**" if owed.caveat() else ""),
         "",
         *_failures(owed.failures),
         "| Chapter | Maturity | Status | Lessons | Problems | Variants | Exercises | Owes "
@@ -114,7 +146,8 @@ def render_owed(owed: CourseOwed, title: str = "") -> str:
         f"| **Total** | | | {strands.written}/{strands.required} "
         f"| {total.problems.written}/{total.problems.required} "
         f"| {total.variants.written}/{total.variants.required} "
-        f"| {total.exercises.written}/{total.exercises.required} | **{owed.owes}** "
+        f"| {total.exercises.written}/{total.exercises.required} "
+        f"| **{_owes_cell(owed.owes, lessons)}** "
         f"| {len(total.planned_apparatus) or ''} |",
         "",
     ]

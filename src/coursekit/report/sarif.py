@@ -7,39 +7,38 @@ root under the base id `%SRCROOT%`; columns count Unicode code points, as course
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from coursekit import __version__
+from coursekit import DISTRIBUTION, HOMEPAGE, __version__
 from coursekit.diagnostics import Diagnostic
 from coursekit.report.base import Report, reporter
+from coursekit.report.span import end_of
 
 if TYPE_CHECKING:
     from coursekit.rules import Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
-# Used when the installed distribution declares no home page (pyproject has no [project.urls]).
-FALLBACK_URI = "https://pypi.org/project/coursekit/"
 
 _LEVELS = {"error": "error", "warning": "warning"}
 
 
 def information_uri() -> str:
-    """The project's home page from the installed metadata, else the package index page."""
+    """The project's home page from the installed metadata, else the one coursekit knows."""
     try:
-        meta = metadata.metadata("coursekit")
+        meta = metadata.metadata(DISTRIBUTION)
     except metadata.PackageNotFoundError:
-        return FALLBACK_URI
+        return HOMEPAGE
     entries: list[str] = [str(e) for e in meta.get_all("Project-URL") or []]
     for entry in entries:
         label, _, url = entry.partition(",")
         if label.strip().lower() in {"homepage", "home", "documentation", "source"} and url:
             return url.strip()
     homes: list[str] = [str(h) for h in meta.get_all("Home-page") or []]
-    return homes[0] if homes else FALLBACK_URI
+    return homes[0] if homes else HOMEPAGE
 
 
 def _level(severity: str) -> str:
@@ -87,10 +86,16 @@ def _artifact(path: str) -> dict[str, str]:
     return {"uri": quote(path), "uriBaseId": SRCROOT}
 
 
-def _result(d: Diagnostic, index: int) -> dict[str, Any]:
+def _result(d: Diagnostic, index: int, sources: Mapping[str, str]) -> dict[str, Any]:
     physical: dict[str, Any] = {"artifactLocation": _artifact(d.path)}
     if d.line >= 1:
-        physical["region"] = {"startLine": d.line, "startColumn": max(d.column, 1)}
+        end_line, end_column = end_of(d, sources)
+        physical["region"] = {
+            "startLine": d.line,
+            "startColumn": max(d.column, 1),
+            "endLine": end_line,
+            "endColumn": max(end_column, d.column, 1),
+        }
     return {
         "ruleId": d.code,
         "ruleIndex": index,
@@ -119,7 +124,7 @@ def document(report: Report) -> dict[str, Any]:
                     }
                 },
                 "columnKind": "unicodeCodePoints",
-                "results": [_result(d, index[d.code]) for d in report.diagnostics],
+                "results": [_result(d, index[d.code], report.sources) for d in report.diagnostics],
             }
         ],
     }

@@ -114,6 +114,39 @@ def _family(module: str) -> str:
     return module.rsplit(".", 1)[-1]
 
 
+# A period followed by a space ends a sentence unless it closes an abbreviation ("Prop. 1",
+# "e.g. a", "Fig. 2") or what follows is not a sentence's start (a digit, a lower-case word).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(])")
+_ABBREVIATIONS = frozenset(
+    {
+        "prop",
+        "props",
+        "fig",
+        "figs",
+        "eq",
+        "eqs",
+        "e.g",
+        "i.e",
+        "cf",
+        "no",
+        "vs",
+        "etc",
+        "sec",
+        "ch",
+    }
+)
+
+
+def first_sentence(paragraph: str) -> str:
+    """The paragraph's first sentence, never cut inside an abbreviation."""
+    for match in _SENTENCE_END.finditer(paragraph):
+        before = paragraph[: match.start()].rstrip(".!?").rsplit(" ", 1)[-1].lower()
+        if before in _ABBREVIATIONS or len(before) == 1:
+            continue
+        return paragraph[: match.start()]
+    return paragraph
+
+
 def rule(
     code: str, name: str, severity: Severity = Severity.ERROR, fixable: bool = False
 ) -> Callable[[CheckFn], CheckFn]:
@@ -147,7 +180,7 @@ def _add(
     text = inspect.cleandoc(doc)
     paragraph = " ".join(text.split("\n\n", 1)[0].split()) if text else name
     # The first sentence: what `coursekit rules` shows on one line.
-    summary = re.split(r"(?<=\.)\s", paragraph, maxsplit=1)[0]
+    summary = first_sentence(paragraph)
     REGISTRY[code] = Rule(code, name, family, severity, summary, text, func, fixable)
 
 

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from coursekit.diagnostics import Severity
-from coursekit.hints import did_you_mean
+from coursekit.hints import FEW, did_you_mean, one_of
 from coursekit.load import codes
 from coursekit.model.base import Location, Node
 from coursekit.rules.base import Context, Finding, documented, rule
@@ -337,7 +337,9 @@ def unknown_name(ctx: Context) -> Iterator[Finding]:
     levels = [level.id for level in course.manifest.maturity]
 
     def unknown(kind: str, value: str, known: list[str], where: Location) -> Finding:
-        hint = did_you_mean(value, known, cutoff=0.5, otherwise=f" (known: {', '.join(known)})")
+        hint = one_of(value, known, cutoff=0.5)
+        if len(known) > FEW:
+            hint = did_you_mean(value, known, cutoff=0.5, otherwise=f" (known: {', '.join(known)})")
         return Finding(where, f"unknown {kind} '{value}'{hint}")
 
     for index, level in enumerate(course.manifest.maturity):
