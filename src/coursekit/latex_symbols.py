@@ -384,18 +384,31 @@ def _attach_scripts(stream: _Stream, base: str, pos: int) -> None:
 
 
 @lru_cache(maxsize=8192)
-def symbols_in_maths(latex: str) -> tuple[SymbolUse, ...]:
-    """Every symbol use in a string that is maths throughout (a notation table's `symbol`)."""
+def _read_maths(latex: str) -> tuple[tuple[SymbolUse, ...], str | None]:
     try:
         toks = _tokens(_walk("$" + latex.replace("$", " ") + "$"))
-    except Exception:  # the walker is tolerant; this guards against its rare internal errors
-        return ()
+    except Exception as exc:  # a walker bug: say so (CK205), never pass it as symbol-free
+        return (), _reason(exc)
     uses: list[SymbolUse] = []
     _scan(toks, uses)
     return tuple(
         SymbolUse(u.base, u.sub, max(0, u.offset - 1), u.raw_sub, u.braced, u.follows_letter)
         for u in uses
-    )
+    ), None
+
+
+def symbols_in_maths(latex: str) -> tuple[SymbolUse, ...]:
+    """Every symbol use in a string that is maths throughout (a notation table's `symbol`)."""
+    return _read_maths(latex)[0]
+
+
+def maths_error(latex: str) -> str | None:
+    """Why the walker could not read maths-throughout text, or None when it could."""
+    return _read_maths(latex)[1]
+
+
+def _reason(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 @lru_cache(maxsize=8192)
@@ -477,7 +490,7 @@ def _maths_of(markdown: str) -> tuple[_Maths, ...]:
                 if isinstance(node, LatexMathNode):
                     _scan(_tokens(list(node.nodelist or [])), uses)
         except Exception as exc:  # a walker bug must not pass the span as symbol-free
-            uses, error = [], f"{type(exc).__name__}: {exc}".rstrip(": ")
+            uses, error = [], _reason(exc)
         shifted = tuple(
             SymbolUse(u.base, u.sub, u.offset + span.start, u.raw_sub, u.braced, u.follows_letter)
             for u in uses

@@ -305,4 +305,3 @@ def _tags(masked: str) -> list[Tag]:
         Tag(m["text"], m["key"], m["value"], m.start("text"), m.start("value"))
         for m in _TAG.finditer(masked)
     ]
-
