@@ -237,3 +237,36 @@ def split_front_matter(text: str) -> tuple[str, str, int] | None:
         if lines[index].rstrip() in ("---", "..."):
             return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :]), index + 2
     return None
+
+
+Span = tuple[tuple[int, int], tuple[int, int]]  # 0-based (line, column) start and end
+
+
+def text_spans(text: str) -> list[Span] | None:
+    """Where the document's scalars sit: a `#` inside one is text, not a comment.
+
+    None when the text does not compose (its comments cannot be told from its text then).
+    Each node is visited once, so aliases cannot make the walk expensive.
+    """
+    if _too_deep(text) is not None:
+        return None
+    try:
+        tree = _yaml().compose(text)
+    except (YAMLError, ValueError, TypeError, RecursionError):
+        return None
+    spans: list[Span] = []
+    seen: set[int] = set()
+    stack: list[Node] = [tree] if tree is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            start, end = node.start_mark, node.end_mark
+            spans.append(((start.line, start.column), (end.line, end.column)))
+        elif isinstance(node, MappingNode):
+            stack.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return spans
