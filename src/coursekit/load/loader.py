@@ -54,6 +54,9 @@ class _Loader:
         self.project_root = project_root
         self.course = Course(root=self.rel(course_dir))
         self.diagnostics: list[Diagnostic] = []
+        # folders a listed chapter claims, even when it claims several (CK109 reports that):
+        # none of them is "unlisted"
+        self.claimed: set[Path] = set()
 
     def rel(self, path: Path) -> str:
         try:
@@ -139,7 +142,11 @@ class _Loader:
                 listed.add(folder.name)
                 self.load_chapter(book_id, folder)
         for folder in sorted(book_dir.iterdir()):
-            if folder.name not in listed and (folder / "chapter.yaml").is_file():
+            if (
+                folder.name not in listed
+                and folder not in self.claimed
+                and (folder / "chapter.yaml").is_file()
+            ):
                 self.report(
                     Location(self.rel(folder / "chapter.yaml")),
                     codes.UNLISTED_FILE,
@@ -165,6 +172,7 @@ class _Loader:
             )
             return None
         if len(candidates) > 1:
+            self.claimed.update(candidates)
             names = ", ".join(entry.name for entry in candidates)
             self.report(
                 listed_at,

@@ -10,6 +10,7 @@ from functools import lru_cache
 from coursekit.hints import did_you_mean
 from coursekit.markdown import scan
 from coursekit.model.tree import Course
+from coursekit.rules._broken import chapter_did_not_load
 
 _SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):(?P<rest>.*)$")
 # "Prop. 2", "Proposition 2", "II.2 Prop. 1" (the chapter id may precede it).
@@ -68,8 +69,14 @@ def known_chapters(course: Course) -> list[str]:
     return sorted(listed | set(course.chapters))
 
 
-def no_such_chapter(course: Course, shown: str, chapter_id: str) -> str:
-    """The message for a reference into a chapter that does not exist."""
+def no_such_chapter(course: Course, shown: str, chapter_id: str) -> str | None:
+    """The message for a reference into a chapter that does not exist.
+
+    None for a chapter that exists but did not load (see rules/_broken.py): a structural
+    error already says why, and the reference is not at fault.
+    """
+    if chapter_did_not_load(course, chapter_id):
+        return None
     return f"'{shown}' points into chapter '{chapter_id}', which does not exist" + did_you_mean(
         chapter_id, known_chapters(course)
     )

@@ -13,6 +13,7 @@ from typing import Any
 
 from coursekit.model.tree import Chapter, Problem
 from coursekit.owed import ChapterOwed, Count, chapter_owed, program_exists
+from coursekit.rules._broken import chapter_incomplete
 from coursekit.rules.base import Context, Finding, rule
 
 
@@ -36,7 +37,8 @@ def _confirmed(ctx: Context) -> Callable[[Problem], bool] | None:
 
 def _published(ctx: Context) -> Iterator[tuple[Chapter, ChapterOwed]]:
     for chapter in ctx.course.chapters.values():
-        if chapter.manifest.status == "published":
+        # what did not load cannot be counted (its CK1xx error says why): no owed echo of it
+        if chapter.manifest.status == "published" and not chapter_incomplete(chapter):
             yield chapter, chapter_owed(ctx.course, chapter, _confirmed(ctx))
 
 

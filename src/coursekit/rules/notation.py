@@ -24,6 +24,7 @@ from coursekit.latex_symbols import (
 from coursekit.model.base import Location
 from coursekit.model.documents import NotationEntry
 from coursekit.model.tree import Chapter, Course
+from coursekit.rules._broken import book0_did_not_load, chapter_incomplete
 from coursekit.rules._texts import Text, chapter_texts
 from coursekit.rules.apparatus import book0_paths
 from coursekit.rules.base import Context, Finding, rule
@@ -215,6 +216,8 @@ def symbol_unused(ctx: Context) -> Iterator[Finding]:
     """
     course = ctx.course
     for chapter in course.chapters.values():
+        if chapter_incomplete(chapter):
+            continue  # the maths of what did not load is unknown (its CK1xx error says why)
         scope = scope_of(course, chapter)
         used: set[str] = set()
         for use, _ in chapter_uses(course, chapter):
@@ -252,6 +255,8 @@ def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
     """
     course = ctx.course
     for chapter in course.chapters.values():
+        if chapter.manifest.apparatus and book0_did_not_load(course):
+            continue  # part of its scope is in a Book 0 that did not load
         scope = scope_of(course, chapter)
         reported: set[str] = set()
         # the tables that could declare it: removing a symbol from one of them shows up here
