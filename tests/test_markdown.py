@@ -78,7 +78,7 @@ def test_maths_stays_inside_its_paragraph() -> None:
 
 def test_front_matter_is_recognised_only_when_asked() -> None:
     text = "---\ntitle: `x` $y$\n---\nBody $T$ <!-- c -->\n"
-    scanned = scan(text, front_matter=True)
+    scanned = scan(text, with_front_matter=True)
     assert scanned.body_start == text.index("Body")
     assert [text[m.start : m.end] for m in scanned.maths] == ["$T$"]
     assert scanned.masked.startswith(" " * 3 + "\n")
@@ -112,13 +112,16 @@ _FRAGMENTS = [
     "\\",
     "<!--",
     "-->",
+    "<!-->",
+    "<!--->",
+    "-",
     "x y",
     "*",
     "[t](u)",
     "<b>",
     "\\`",
 ]
-_LINE_STARTS = ["", "", "", "    ", "  ", "- ", "1. ", "# ", "```", "~~~", "````"]
+_LINE_STARTS = ["", "", "", "    ", "  ", "- ", "1. ", "# ", "```", "~~~", "````", "<!--", "\t"]
 
 
 @st.composite
@@ -158,13 +161,25 @@ def _our_spans(text: str) -> list[str]:
     return spans
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(_documents())
 def test_code_spans_agree_with_markdown_it(text: str) -> None:
     assert _our_spans(text) == _reference_spans(text)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(_documents())
 def test_nothing_markdown_it_calls_code_is_prose(text: str) -> None:
     scanned = scan(text)
@@ -174,3 +189,35 @@ def test_nothing_markdown_it_calls_code_is_prose(text: str) -> None:
         if token.type in ("fence", "code_block") and token.map:
             for number in range(*token.map):
                 assert not scanned.masked.split("\n")[number].strip(), lines[number]
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(_documents())
+def test_inline_comments_agree_with_markdown_it(text: str) -> None:
+    tokens = MarkdownIt("commonmark").parse(text)
+    reference = [
+        _normalised(child.content)
+        for token in tokens
+        if token.type == "inline"
+        for child in token.children or []
+        if child.type == "html_inline" and child.content.startswith("<!--")
+    ]
+    starts = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
+    blocks = [
+        (starts[a], starts[b] if b < len(starts) else len(text))
+        for token in tokens
+        if token.type == "html_block" and token.map
+        for a, b in [token.map]
+    ]
+    ours = [
+        _normalised(text[c.start : c.end])
+        for c in scan(text).comments
+        if not any(a <= c.start < b for a, b in blocks)
+    ]
+    assert ours == reference

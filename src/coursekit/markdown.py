@@ -16,7 +16,7 @@ lines, as CommonMark does: whichever construct begins first wins.
 * a link is `[text](target)`, a tag `[text]{key=value}`; both are read outside code and comments.
 
 `scan(text)` is cached by text, so every rule that reads a lesson pays for it once. Front matter
-(a lesson file read whole, as the suppressions do) is recognised with `front_matter=True`.
+(a lesson file read whole, as the suppressions do) is recognised with `with_front_matter=True`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ CODE_KINDS = frozenset({"fence", "code-block", "code-span"})
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _INTERESTING = re.compile(r"[\\`<$]")
+# CommonMark's inline comment, as markdown-it-py spells it
+_INLINE_COMMENT = re.compile(r"<!---?>|<!--(?:[^-]|-[^-]|--[^>])*-->")
 # A line that could open a code block or an HTML block, whatever container it sits in: past
 # list markers and quote marks, four columns of indentation, a fence, or a `<`. Texts with none
 # are all paragraphs, and a one-line one needs no block parse.
@@ -113,12 +115,13 @@ def _parser() -> MarkdownIt:
 
 
 @lru_cache(maxsize=8192)
-def scan(text: str, front_matter: bool = False) -> Scan:
+def scan(text: str, with_front_matter: bool = False) -> Scan:
     """The scanned view of a Markdown text (a lesson body, a caption, a whole lesson file)."""
     regions: list[Region] = []
     comments: list[Comment] = []
     maths: list[MathSpan] = []
-    body_start = _front_matter_end(text) if front_matter else 0
+    found = front_matter(text) if with_front_matter else None
+    body_start = found[1] if found else 0
     if body_start:
         regions.append(Region(0, body_start, "front-matter"))
     for start, end, kind in _blocks(text, body_start):
@@ -142,18 +145,24 @@ def scan(text: str, front_matter: bool = False) -> Scan:
     )
 
 
-def _front_matter_end(text: str) -> int:
-    """Offset after the closing `---`/`...` line of front matter, 0 when there is none."""
-    if not (text.startswith("---\n") or text.startswith("---\r\n") or text.rstrip() == "---"):
-        return 0
-    offset = text.find("\n") + 1
-    while 0 < offset < len(text):
+def front_matter(text: str) -> tuple[int, int] | None:
+    """(start of the closing line, start of the body) of YAML front matter, or None.
+
+    Front matter opens with a first line `---` and closes at the next line `---` or `...`
+    (trailing spaces allowed). The loader splits lessons with this, so it and every rule agree.
+    """
+    first = text.find("\n")
+    if first < 0 or text[:first].rstrip() != "---":
+        return None
+    offset = first + 1
+    while True:
         newline = text.find("\n", offset)
-        line_end = len(text) if newline < 0 else newline
-        if text[offset:line_end].rstrip() in ("---", "..."):
-            return len(text) if newline < 0 else newline + 1
-        offset = line_end + 1
-    return 0
+        end = len(text) if newline < 0 else newline
+        if text[offset:end].rstrip() in ("---", "..."):
+            return offset, end if newline < 0 else newline + 1
+        if newline < 0:
+            return None
+        offset = newline + 1
 
 
 def _blocks(text: str, start: int) -> list[tuple[int, int, str]]:
@@ -251,13 +260,13 @@ def _closing_backticks(text: str, index: int, end: int, length: int) -> int | No
 def _comment_end(text: str, index: int, end: int, html: bool) -> int | None:
     if not text.startswith("<!--", index):
         return None
-    for short in ("<!-->", "<!--->"):
-        if text.startswith(short, index) and index + len(short) <= end:
-            return index + len(short)
-    close = text.find("-->", index + 4, end)
-    if close >= 0:
-        return close + 3
-    return end if html else None
+    close = text.find("-->", index + 2, end)
+    if html:  # an HTML block is raw: the browser's reading, up to the first `-->`
+        return end if close < 0 else close + 3
+    if close < 0:
+        return None
+    match = _INLINE_COMMENT.match(text, index, end)
+    return match.end() if match is not None else None
 
 
 def _math(text: str, start: int, end: int) -> MathSpan | None:

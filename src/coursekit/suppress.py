@@ -147,7 +147,7 @@ def parse(path: str, text: str, rules: Sequence[tuple[str, str]] | None = None) 
 def _directives(path: str, text: str, lines: list[str]) -> list[_Directive]:
     if not path.endswith(".md"):
         return _yaml_directives(lines, 0, len(lines))
-    scanned = scan(text, front_matter=True)
+    scanned = scan(text, with_front_matter=True)
     found: list[_Directive] = []
     if scanned.body_start:
         # the front matter sits between the two '---' lines
