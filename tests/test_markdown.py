@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -221,3 +223,31 @@ def test_inline_comments_agree_with_markdown_it(text: str) -> None:
         if not any(a <= c.start < b for a, b in blocks)
     ]
     assert ours == reference
+
+
+HOSTILE = {
+    "unclosed backtick runs": "".join("`" * (i % 50 + 1) + " " for i in range(4000)),
+    "unclosed comments": "<!--a " * 20000,
+    "comments refused by their dashes": "<!--<!--" * 15000 + "--->",
+    "escaped dollars": "$$ " + "\\$ " * 40000,
+    "link openers": "[a](" * 30000,
+    "nested brackets": "[" * 60000 + "a",
+    "tag openers": "[a]{" * 30000,
+}
+
+
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_text_is_scanned_in_linear_time(text: str) -> None:
+    # Each took minutes (or forever) with a backtracking pattern; linear, each is milliseconds.
+    started = time.perf_counter()
+    scan(text + "\n")
+    assert time.perf_counter() - started < 5
+
+
+def test_links_pair_brackets_as_they_nest() -> None:
+    text = "[x [y] z](lesson:a) ![img](fig.svg) [outer [inner](fig:1) text](lesson:b) [t](u v)"
+    assert [(link.text, link.target) for link in scan(text).links] == [
+        ("x [y] z", "lesson:a"),
+        ("inner", "fig:1"),
+        ("t", "u"),
+    ]

@@ -31,14 +31,12 @@ CODE_KINDS = frozenset({"fence", "code-block", "code-span"})
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _INTERESTING = re.compile(r"[\\`<$]")
-# CommonMark's inline comment, as markdown-it-py spells it
-_INLINE_COMMENT = re.compile(r"<!---?>|<!--(?:[^-]|-[^-]|--[^>])*-->")
 # A line that could open a code block or an HTML block, whatever container it sits in: past
 # list markers and quote marks, four columns of indentation, a fence, or a `<`. Texts with none
 # are all paragraphs, and a one-line one needs no block parse.
 _MAYBE_BLOCK = re.compile(r"^[ \t>*+\-0-9.)]*?(?:\t| {4}|```|~~~|<)", re.M)
-# The target stops at whitespace, so a link title (`(fig:2 "Fig. 2")`) is left out.
-_LINK = re.compile(r"(?<!!)\[(?P<text>(?:[^\[\]]|\[[^\]]*\])*)\]\((?P<target>[^)\s]+)[^)]*\)")
+_BRACKET = re.compile(r"[\[\]]")
+_TARGET = re.compile(r"[^)\s]+")
 _TAG = re.compile(r"\[(?P<text>[^\[\]\n]+)\]\{(?P<key>[A-Za-z][\w-]*)=(?P<value>[^}\s]*)\}")
 
 
@@ -204,7 +202,11 @@ def _inline(
     """Code spans, comments and maths of one block, left to right (the first to begin wins).
 
     In an HTML block backticks are not code, and a comment left open runs to the block's end.
+    A search that found no closer is remembered for the block (a later opener of the same kind
+    cannot find one either), so hostile text costs linear time, not quadratic.
     """
+    misses: dict[str, int] = {}
+    stops: dict[int, int] = {}
     index = start
     while True:
         match = _INTERESTING.search(text, index, end)
@@ -216,14 +218,14 @@ def _inline(
             index += 2 if index + 1 < end and text[index + 1] in _PUNCTUATION else 1
         elif char == "`":
             run = _run(text, index, end, "`")
-            close = None if html else _closing_backticks(text, index + run, end, run)
+            close = None if html else _closing_backticks(text, index + run, end, run, misses)
             if close is None:
                 index += run
             else:
                 regions.append(Region(index, close, "code-span"))
                 index = close
         elif char == "<":
-            close = _comment_end(text, index, end, html)
+            close = _comment_end(text, index, end, html, misses, stops)
             if close is None:
                 index += 1
             else:
@@ -232,7 +234,7 @@ def _inline(
                 regions.append(Region(index, close, "comment"))
                 index = close
         else:
-            span = _math(text, index, end)
+            span = _math(text, index, end, misses)
             if span is None:
                 index += _run(text, index, end, "$")
             else:
@@ -252,31 +254,81 @@ def _backticks(length: int) -> re.Pattern[str]:
     return re.compile(r"(?<!`)" + "`" * length + r"(?!`)")
 
 
-def _closing_backticks(text: str, index: int, end: int, length: int) -> int | None:
+def _closing_backticks(
+    text: str, index: int, end: int, length: int, misses: dict[str, int]
+) -> int | None:
+    key = "`" * length
+    if index >= misses.get(key, end + 1):
+        return None
     match = _backticks(length).search(text, index, end)
-    return match.end() if match is not None else None
+    if match is None:
+        misses[key] = index
+        return None
+    return match.end()
 
 
-def _comment_end(text: str, index: int, end: int, html: bool) -> int | None:
+def _comment_end(
+    text: str, index: int, end: int, html: bool, misses: dict[str, int], stops: dict[int, int]
+) -> int | None:
     if not text.startswith("<!--", index):
         return None
-    close = text.find("-->", index + 2, end)
     if html:  # an HTML block is raw: the browser's reading, up to the first `-->`
+        searched = index >= misses.get("-->", end + 1)
+        close = -1 if searched else text.find("-->", index + 2, end)
+        if close < 0:
+            misses["-->"] = index
         return end if close < 0 else close + 3
-    if close < 0:
-        return None
-    match = _INLINE_COMMENT.match(text, index, end)
-    return match.end() if match is not None else None
+    for short in ("<!-->", "<!--->"):
+        if text.startswith(short, index) and index + len(short) <= end:
+            return index + len(short)
+    close = _comment_close(text, index + 4, end, stops)
+    return None if close < 0 else close + 3
 
 
-def _math(text: str, start: int, end: int) -> MathSpan | None:
+def _comment_close(text: str, start: int, end: int, stops: dict[int, int]) -> int:
+    """Where `-->` closes an inline comment whose text starts at `start`, or -1.
+
+    CommonMark's pattern (markdown-it-py: `(?:[^-]|-[^-]|--[^>])*-->`) reads the text in
+    steps that are decided by the next three characters, so the walk is deterministic and two
+    walks that meet share the rest: each position's answer is kept (`stops`, per block), which
+    keeps a text full of openers linear.
+    """
+    path: list[int] = []
+    at = start
+    result = -1
+    while at < end:
+        known = stops.get(at)
+        if known is not None:
+            result = known
+            break
+        path.append(at)
+        if text[at] != "-":
+            at += 1
+        elif at + 1 < end and text[at + 1] != "-":
+            at += 2
+        elif at + 2 >= end:
+            break  # a dash (or two) at the end: no step fits
+        elif text[at + 2] == ">":
+            result = at
+            break
+        else:
+            at += 3
+    for position in path:
+        stops[position] = result
+    return result
+
+
+def _math(text: str, start: int, end: int, misses: dict[str, int]) -> MathSpan | None:
     """The maths opening at `start`, closed in the same block, or None (a dollar sign)."""
     display = text.startswith("$$", start) and start + 1 < end
     delimiter = "$$" if display else "$"
+    if start >= misses.get(delimiter, end + 1):
+        return None
     probe = start + len(delimiter)
     while True:
         close = text.find(delimiter, probe, end)
         if close < 0:
+            misses[delimiter] = start
             return None
         if text[close - 1] != "\\":
             return MathSpan(start, close + len(delimiter), display)
@@ -300,11 +352,44 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def _links(masked: str) -> list[Link]:
+    """`[text](target ...)` outside code and comments, read in one pass.
+
+    Brackets pair as they nest; an image (`![alt](src)`) is not a link; a link inside another
+    link's text wins and the outer brackets are then text (CommonMark). The target stops at
+    whitespace, so a link title (`(fig:2 "Fig. 2")`) is left out.
+    """
     if "](" not in masked:
         return []
-    return [
-        Link(m["text"], m["target"], m.start("target"), m.span()) for m in _LINK.finditer(masked)
-    ]
+    found: list[Link] = []
+    openers: list[int] = []
+    no_paren_after = len(masked) + 1  # a `)` search that failed from there fails for later too
+    index = 0
+    while True:
+        match = _BRACKET.search(masked, index)
+        if match is None:
+            return found
+        index = match.end()
+        if match.group() == "[":
+            openers.append(match.start())
+            continue
+        if not openers:
+            continue
+        start = openers.pop()
+        close = match.start()
+        if not masked.startswith("(", close + 1) or masked[start - 1 : start] == "!":
+            continue
+        end = -1 if close + 2 >= no_paren_after else masked.find(")", close + 2)
+        if end < 0:
+            no_paren_after = min(no_paren_after, close + 2)
+            continue
+        target = _TARGET.match(masked, close + 2, end)
+        if target is None:
+            continue
+        found.append(
+            Link(masked[start + 1 : close], target.group(), target.start(), (start, end + 1))
+        )
+        openers.clear()  # links do not nest: the brackets around this one are text
+        index = end + 1
 
 
 def _tags(masked: str) -> list[Tag]:
