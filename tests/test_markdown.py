@@ -251,3 +251,10 @@ def test_links_pair_brackets_as_they_nest() -> None:
         ("inner", "fig:1"),
         ("t", "u"),
     ]
+
+
+def test_text_past_markdown_its_nesting_limit_is_read_not_dropped() -> None:
+    text = "> " * 30 + "```\n" + "> " * 30 + "$Z$ [a](lesson:b)\n"
+    scanned = scan(text)
+    assert [text[m.start : m.end] for m in scanned.maths] == ["$Z$"]
+    assert [link.target for link in scanned.links] == ["lesson:b"]

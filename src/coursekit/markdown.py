@@ -178,6 +178,7 @@ def _blocks(text: str, start: int) -> list[tuple[int, int, str]]:
         return start + (starts[line] if line < len(starts) else len(body))
 
     found: list[tuple[int, int, str]] = []
+    covered = [False] * (len(starts) + 1)
     for token in tokens:
         if token.map is None:
             continue
@@ -187,7 +188,19 @@ def _blocks(text: str, start: int) -> list[tuple[int, int, str]]:
         if kind:
             first, last = token.map
             found.append((offset(first), offset(last), kind))
-    return found
+            covered[first:last] = [True] * (last - first)
+    # Lines no block claims: blank ones, link definitions, and what markdown-it leaves unparsed
+    # past its nesting limit. The text there is read as prose rather than silently dropped.
+    line = 0
+    while line < len(starts):
+        if covered[line] or not body[starts[line] : offset(line + 1) - start].strip():
+            line += 1
+            continue
+        first = line
+        while line < len(starts) and not covered[line]:
+            line += 1
+        found.append((offset(first), offset(line), "inline"))
+    return sorted(found)
 
 
 def _inline(
