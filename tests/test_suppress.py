@@ -165,3 +165,8 @@ def test_end_to_end_on_a_copy_of_the_real_course(tmp_path: Path) -> None:
     mine = [(x.code, x.line) for x in found if x.path.endswith("1-sequences/chapter.yaml")]
     status_line = text.splitlines().index("status: draft   # coursekit: ignore[unknown-name]") + 1
     assert mine == [("CK001", status_line)]
+
+
+def test_front_matter_at_the_end_of_the_file_keeps_its_last_line() -> None:
+    text = "---\na: 1\ntitle: T   # coursekit: ignore[CK111]\n---"
+    assert covered("l.md", text) == [(3, 3, ("CK111",))]

@@ -13,7 +13,11 @@ lines, as CommonMark does: whichever construct begins first wins.
   block; a comment that opens an HTML block and never closes runs to the block's end;
 * maths is `$...$` or `$$...$$`, paired as TeX pairs them (`\\$` is a dollar, not a delimiter),
   inside one paragraph: an unclosed `$` is a dollar sign;
-* a link is `[text](target)`, a tag `[text]{key=value}`; both are read outside code and comments.
+* a link is `[text](target)` (brackets pair as they nest; an image is not a link; a link inside
+  another's text wins), a tag `[text]{key=value}`; both are read outside code and comments;
+* a line no block claims (past markdown-it's nesting limit, say) is read as prose, not dropped.
+
+Every search that can fail remembers its failure for the block, so hostile text is linear.
 
 `scan(text)` is cached by text, so every rule that reads a lesson pays for it once. Front matter
 (a lesson file read whole, as the suppressions do) is recognised with `with_front_matter=True`.
@@ -26,8 +30,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
-
-CODE_KINDS = frozenset({"fence", "code-block", "code-span"})
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _INTERESTING = re.compile(r"[\\`<$]")
@@ -93,9 +95,6 @@ class Scan:
     links: tuple[Link, ...]
     tags: tuple[Tag, ...]
     body_start: int  # offset after the front matter (0 without)
-
-    def is_code(self, offset: int) -> bool:
-        return any(r.start <= offset < r.end and r.kind in CODE_KINDS for r in self.regions)
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of an offset."""

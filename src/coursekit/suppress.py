@@ -31,7 +31,7 @@ from coursekit.authoring.yamledit import comment_start
 from coursekit.config import Config, selector_matches
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.load.yamlsafe import Span, text_spans
-from coursekit.markdown import Comment, Scan, scan
+from coursekit.markdown import Comment, Scan, front_matter, scan
 
 UNUSED = "CK001"
 INVALID = "CK002"
@@ -149,10 +149,9 @@ def _directives(path: str, text: str, lines: list[str]) -> list[_Directive]:
         return _yaml_directives(lines, 0, len(lines))
     scanned = scan(text, with_front_matter=True)
     found: list[_Directive] = []
-    if scanned.body_start:
-        # the front matter sits between the two '---' lines
-        front_end = text.count("\n", 0, scanned.body_start) - 1
-        found.extend(_yaml_directives(lines, 1, front_end))
+    fence = front_matter(text)
+    if fence is not None:  # the YAML sits between the '---' lines
+        found.extend(_yaml_directives(lines, 1, text.count("\n", 0, fence[0])))
     for comment in scanned.comments:
         directive = _markdown_directive(scanned, lines, comment)
         if directive is not None:
@@ -198,7 +197,7 @@ def _markdown_directive(scanned: Scan, lines: list[str], comment: Comment) -> _D
     line, column = scanned.position(comment.start)
     last, end_column = scanned.position(comment.end)
     before = lines[line - 1][: column - 1]
-    after = lines[last - 1][end_column - 1 :] if comment.end <= len(scanned.text) else ""
+    after = lines[last - 1][end_column - 1 :]
     alone = not before.strip() and not after.strip()
     return _Directive(line - 1, column, kind, codes, alone, False, last - 1)
 
