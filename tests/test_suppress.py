@@ -51,6 +51,51 @@ def test_a_hash_inside_quotes_is_not_a_comment() -> None:
     assert covered("a.yaml", "a: '# coursekit: ignore[CK111]'\n") == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "problem: >-\n  A folded text.\n  # coursekit: ignore[CK111]\n  more text\nnext: 1\n",
+        "problem: |\n  A literal text.\n\n  # coursekit: ignore[CK111]\nnext: 1\n",
+        'title: "a quoted text that runs on\n  # coursekit: ignore[CK111] and ends"\n',
+        "items:\n  - >\n    # coursekit: ignore[CK111]\n",
+    ],
+    ids=["folded", "literal", "quoted", "in a list"],
+)
+def test_a_directive_inside_a_yaml_scalar_is_text(text: str) -> None:
+    assert covered("a.yaml", text) == []
+    assert parse("a.yaml", text, RULES).problems == []
+    lesson = "---\n" + text + "---\nBody.\n"
+    assert covered("l.md", lesson) == []
+
+
+def test_a_real_comment_after_a_block_scalar_still_counts() -> None:
+    text = "problem: >-\n  A folded text.\n# coursekit: ignore[CK111]\nnext: 1\n"
+    assert covered("a.yaml", text) == [(3, 4, ("CK111",))]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "`<!-- coursekit: ignore[CK201] -->`\n",
+        "``a ` <!-- coursekit: ignore[CK201] -->``\n",
+        "```\n<!-- coursekit: ignore[CK201] -->\n```\n",
+        "````md\n```\n<!-- coursekit: ignore[CK201] -->\n````\n",
+        "Text.\n\n    <!-- coursekit: ignore[CK201] -->\n",
+        "  ~~~\n<!-- coursekit: ignore-start[CK201] -->\n  ~~~\n",
+    ],
+    ids=["span", "double span", "fence", "four-backtick fence", "indented code", "tilde fence"],
+)
+def test_a_directive_shown_as_code_is_not_a_suppression(body: str) -> None:
+    text = "---\ntitle: T\n---\n" + body + "$x$\n"
+    assert covered("l.md", text) == []
+    assert parse("l.md", text, RULES).problems == []
+
+
+def test_a_multi_line_markdown_comment_is_a_directive() -> None:
+    text = "---\ntitle: T\n---\n<!--\n  coursekit: ignore[CK201]\n-->\nnext line\n"
+    assert covered("l.md", text) == [(4, 7, ("CK201",))]
+
+
 def test_markdown_same_line_and_line_before_and_block() -> None:
     text = (
         "---\ntitle: T   # coursekit: ignore[CK111]\n---\n"
@@ -120,3 +165,8 @@ def test_end_to_end_on_a_copy_of_the_real_course(tmp_path: Path) -> None:
     mine = [(x.code, x.line) for x in found if x.path.endswith("1-sequences/chapter.yaml")]
     status_line = text.splitlines().index("status: draft   # coursekit: ignore[unknown-name]") + 1
     assert mine == [("CK001", status_line)]
+
+
+def test_front_matter_at_the_end_of_the_file_keeps_its_last_line() -> None:
+    text = "---\na: 1\ntitle: T   # coursekit: ignore[CK111]\n---"
+    assert covered("l.md", text) == [(3, 3, ("CK111",))]

@@ -28,7 +28,6 @@ say so when it leads to an undeclared `W_h`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -43,6 +42,8 @@ from pylatexenc.latexwalker import (
     LatexSpecialsNode,
     LatexWalker,
 )
+
+from coursekit.markdown import MathSpan, scan
 
 GREEK = frozenset(
     [
@@ -383,18 +384,31 @@ def _attach_scripts(stream: _Stream, base: str, pos: int) -> None:
 
 
 @lru_cache(maxsize=8192)
-def symbols_in_maths(latex: str) -> tuple[SymbolUse, ...]:
-    """Every symbol use in a string that is maths throughout (a notation table's `symbol`)."""
+def _read_maths(latex: str) -> tuple[tuple[SymbolUse, ...], str | None]:
     try:
         toks = _tokens(_walk("$" + latex.replace("$", " ") + "$"))
-    except Exception:  # the walker is tolerant; this guards against its rare internal errors
-        return ()
+    except Exception as exc:  # a walker bug: say so (CK205), never pass it as symbol-free
+        return (), _reason(exc)
     uses: list[SymbolUse] = []
     _scan(toks, uses)
     return tuple(
         SymbolUse(u.base, u.sub, max(0, u.offset - 1), u.raw_sub, u.braced, u.follows_letter)
         for u in uses
-    )
+    ), None
+
+
+def symbols_in_maths(latex: str) -> tuple[SymbolUse, ...]:
+    """Every symbol use in a string that is maths throughout (a notation table's `symbol`)."""
+    return _read_maths(latex)[0]
+
+
+def maths_error(latex: str) -> str | None:
+    """Why the walker could not read maths-throughout text, or None when it could."""
+    return _read_maths(latex)[1]
+
+
+def _reason(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 @lru_cache(maxsize=8192)
@@ -442,89 +456,52 @@ def notation_key(symbol: str) -> str | None:
 
 # Markdown ----------------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})[^\n]*\n.*?^\1\2[`~]*[ \t]*$", re.M | re.S)
-_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.S)
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
-
-
-@lru_cache(maxsize=8192)
-def mask_code(markdown: str) -> str:
-    """The text with code blocks, code spans and HTML comments blanked, offsets unchanged."""
-
-    def blank(match: re.Match[str]) -> str:
-        return re.sub(r"[^\n]", " ", match.group(0))
-
-    text = _FENCE.sub(blank, markdown)
-    text = _HTML_COMMENT.sub(blank, text)
-    return _CODE_SPAN.sub(blank, text)
-
-
-@dataclass(frozen=True, slots=True)
-class MathSpan:
-    start: int  # offset of the opening `$`
-    end: int
-    display: bool
-
-
-def _math_delimiters(text: str) -> Iterator[tuple[int, int, bool]]:
-    """(start, end, display) of each `$...$` / `$$...$$`, as TeX pairs them (`\\$` escapes).
-
-    Found by a linear scan, so pylatexenc walks only the maths, never the prose around it:
-    walking whole lessons made the notation rules the slowest part of a check.
-    """
-    index, length = 0, len(text)
-    while index < length:
-        start = text.find("$", index)
-        if start < 0:
-            return
-        if start > 0 and text[start - 1] == "\\":
-            index = start + 1
-            continue
-        display = text.startswith("$$", start)
-        opener = 2 if display else 1
-        probe = start + opener
-        while True:
-            close = text.find("$$" if display else "$", probe)
-            if close < 0:
-                return  # unclosed: no more maths (as tolerant TeX would give up)
-            if text[close - 1] != "\\":
-                break
-            probe = close + 1
-        end = close + opener
-        yield start, end, display
-        index = end
-
 
 @dataclass(frozen=True, slots=True)
 class _Maths:
     span: MathSpan
     uses: tuple[SymbolUse, ...]
+    error: str | None = None  # why the walker could not read the span (its symbols are unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableMaths:
+    """A span of maths whose symbols could not be read: reported (CK205), never skipped."""
+
+    offset: int  # of the span's opening `$`
+    latex: str
+    reason: str
 
 
 @lru_cache(maxsize=4096)
 def _maths_of(markdown: str) -> tuple[_Maths, ...]:
-    """The maths of a Markdown text, each span walked once per distinct text (rules share it)."""
-    text = mask_code(markdown)
+    """The maths of a Markdown text, each span walked once per distinct text (rules share it).
+
+    Only the spans are walked, never the prose around them: walking whole lessons made the
+    notation rules the slowest part of a check.
+    """
+    scanned = scan(markdown)
     found: list[_Maths] = []
-    for start, end, display in _math_delimiters(text):
+    for span in scanned.maths:
         uses: list[SymbolUse] = []
+        error: str | None = None
         try:
-            for node in _walk(text[start:end]):
+            for node in _walk(markdown[span.start : span.end]):
                 if isinstance(node, LatexMathNode):
                     _scan(_tokens(list(node.nodelist or [])), uses)
-        except Exception:  # tolerant parsing should not raise; never let a lesson crash the check
-            uses = []
+        except Exception as exc:  # a walker bug must not pass the span as symbol-free
+            uses, error = [], _reason(exc)
         shifted = tuple(
-            SymbolUse(u.base, u.sub, u.offset + start, u.raw_sub, u.braced, u.follows_letter)
+            SymbolUse(u.base, u.sub, u.offset + span.start, u.raw_sub, u.braced, u.follows_letter)
             for u in uses
         )
-        found.append(_Maths(MathSpan(start, end, display), shifted))
+        found.append(_Maths(span, shifted, error))
     return tuple(found)
 
 
 def math_spans(markdown: str) -> list[MathSpan]:
     """The `$...$` and `$$...$$` spans of a Markdown text, in order."""
-    return [maths.span for maths in _maths_of(markdown)]
+    return list(scan(markdown).maths)
 
 
 def symbols_in_markdown(markdown: str) -> list[SymbolUse]:
@@ -532,11 +509,10 @@ def symbols_in_markdown(markdown: str) -> list[SymbolUse]:
     return [use for maths in _maths_of(markdown) for use in maths.uses]
 
 
-def prose_only(markdown: str) -> str:
-    """The text with maths and code blanked (offsets unchanged): what a reader sees as words."""
-    chars = list(mask_code(markdown))
-    for span in math_spans(markdown):
-        for index in range(span.start, min(span.end, len(chars))):
-            if chars[index] != "\n":
-                chars[index] = " "
-    return "".join(chars)
+def unreadable_maths(markdown: str) -> list[UnreadableMaths]:
+    """The spans whose symbols could not be read, with the reason."""
+    return [
+        UnreadableMaths(m.span.start, markdown[m.span.start : m.span.end], m.error)
+        for m in _maths_of(markdown)
+        if m.error is not None
+    ]

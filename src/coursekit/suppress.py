@@ -13,6 +13,8 @@ Markdown (a lesson's body):
     <!-- coursekit: ignore[CK201] -->                  <- alone on a line: the next line
     <!-- coursekit: ignore-start[CK2] --> ... <!-- coursekit: ignore-end -->
 
+Only real comments are read: a `#` inside a YAML scalar (a folded block, a quoted string) is
+text, and a Markdown comment is one the shared scanner (coursekit.markdown) finds outside code.
 Codes are selected like everywhere else: a code, a prefix (`CK3`) or a rule name. Texts come
 from the loaded course (`Course.texts`): no file is opened here. A suppression that suppresses
 nothing is CK001; one that cannot be understood is CK002 (see rules/meta.py).
@@ -22,21 +24,23 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from coursekit.authoring.yamledit import comment_start
 from coursekit.config import Config, selector_matches
 from coursekit.diagnostics import Diagnostic, Severity
+from coursekit.load.yamlsafe import Span, text_spans
+from coursekit.markdown import Comment, Scan, front_matter, scan
 
 UNUSED = "CK001"
 INVALID = "CK002"
 
 _DIRECTIVE = r"coursekit:\s*(?P<kind>ignore-start|ignore-end|ignore)\b(?:\[(?P<codes>[^\]]*)\])?"
 _YAML = re.compile(r"^#\s*" + _DIRECTIVE)
-_HTML = re.compile(r"<!--\s*" + _DIRECTIVE + r"[^>]*?-->")
+_HTML = re.compile(r"\s*" + _DIRECTIVE)  # a Markdown comment's body
 _YAML_MENTION = re.compile(r"^#\s*coursekit:")
-_HTML_MENTION = re.compile(r"<!--\s*coursekit:")
+_HTML_MENTION = re.compile(r"\s*coursekit:")
 
 
 @dataclass
@@ -80,48 +84,54 @@ class _Parsed:
     problems: list[Diagnostic] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class _Directive:
+    index: int  # 0-based line of the comment
+    column: int  # 1-based
+    kind: str  # "ignore" | "ignore-start" | "ignore-end" | "invalid"
+    codes: str | None
+    alone: bool  # nothing else on its line(s)
+    in_yaml: bool
+    last_index: int  # 0-based line where the comment ends
+
+
 def parse(path: str, text: str, rules: Sequence[tuple[str, str]] | None = None) -> _Parsed:
-    """The suppressions written in one file, and CK002 for those that cannot be understood."""
+    """The suppressions written in one file, and CK002 for those that cannot be understood.
+
+    Only real comments count: a YAML comment (not a `#` inside a scalar, such as a folded
+    `problem: >-` block or a quoted string) and a Markdown comment (not one shown inside code).
+    """
     known = list(rules) if rules is not None else _rules()
     result = _Parsed()
     if "coursekit:" not in text:
         return result
     lines = text.split("\n")
-    markdown = path.endswith(".md")
-    front_end = _front_matter_end(lines) if markdown else len(lines)
     open_blocks: list[Suppression] = []
-    for index, raw in enumerate(lines):
-        line = raw.rstrip("\r")
-        number = index + 1
-        in_yaml = not markdown or 0 < index < front_end
-        for kind, codes, column, alone in _directives(line, in_yaml, markdown):
-            selectors, problem = _selectors(codes, kind, known)
-            if problem:
-                result.problems.append(_problem(path, number, column, problem))
-                if kind != "ignore-end":
-                    continue
-            if kind == "ignore":
-                first, last = number, number
-                if alone:
-                    target = _next_content(lines, index, in_yaml)
-                    if target is not None:
-                        first = number
-                        last = _block_end(lines, target) + 1 if in_yaml else target + 1
-                result.suppressions.append(
-                    Suppression(path, number, column, selectors, first, last)
-                )
-            elif kind == "ignore-start":
-                block = Suppression(path, number, column, selectors, number, len(lines))
-                open_blocks.append(block)
-                result.suppressions.append(block)
-            elif open_blocks:
-                open_blocks.pop().last = number
-            else:
-                result.problems.append(
-                    _problem(
-                        path, number, column, "'ignore-end' without an 'ignore-start' before it"
-                    )
-                )
+    for found in _directives(path, text, lines):
+        number = found.index + 1
+        kind, column = found.kind, found.column
+        selectors, problem = _selectors(found.codes, kind, known)
+        if problem:
+            result.problems.append(_problem(path, number, column, problem))
+            if kind != "ignore-end":
+                continue
+        if kind == "ignore":
+            first, last = number, found.last_index + 1
+            if found.alone:
+                target = _next_content(lines, found.last_index, found.in_yaml)
+                if target is not None:
+                    last = _block_end(lines, target) + 1 if found.in_yaml else target + 1
+            result.suppressions.append(Suppression(path, number, column, selectors, first, last))
+        elif kind == "ignore-start":
+            block = Suppression(path, number, column, selectors, number, len(lines))
+            open_blocks.append(block)
+            result.suppressions.append(block)
+        elif open_blocks:
+            open_blocks.pop().last = number
+        else:
+            result.problems.append(
+                _problem(path, number, column, "'ignore-end' without an 'ignore-start' before it")
+            )
     for block in open_blocks:
         result.problems.append(
             _problem(
@@ -134,28 +144,62 @@ def parse(path: str, text: str, rules: Sequence[tuple[str, str]] | None = None) 
     return result
 
 
-def _directives(
-    line: str, in_yaml: bool, markdown: bool
-) -> Iterable[tuple[str, str | None, int, bool]]:
-    """(kind, codes text, 1-based column, alone on its line) for each directive on a line."""
-    if in_yaml:
+def _directives(path: str, text: str, lines: list[str]) -> list[_Directive]:
+    if not path.endswith(".md"):
+        return _yaml_directives(lines, 0, len(lines))
+    scanned = scan(text, with_front_matter=True)
+    found: list[_Directive] = []
+    fence = front_matter(text)
+    if fence is not None:  # the YAML sits between the '---' lines
+        found.extend(_yaml_directives(lines, 1, text.count("\n", 0, fence[0])))
+    for comment in scanned.comments:
+        directive = _markdown_directive(scanned, lines, comment)
+        if directive is not None:
+            found.append(directive)
+    return sorted(found, key=lambda d: (d.index, d.column))
+
+
+def _yaml_directives(lines: list[str], first: int, end: int) -> list[_Directive]:
+    """Directives in the real comments of lines[first:end] (a YAML file or front matter)."""
+    scalars = text_spans("\n".join(lines[first:end]))
+    found: list[_Directive] = []
+    for index in range(first, end):
+        line = lines[index].rstrip("\r")
+        if "coursekit:" not in line:
+            continue
         at = comment_start(line)
-        if at is not None:
-            match = _YAML.match(line[at:])
-            if match is not None:
-                yield match["kind"], match["codes"], at + 1, not line[:at].strip()
-            elif _YAML_MENTION.match(line[at:]):
-                yield "invalid", None, at + 1, False
-        return
-    if markdown:
-        found = False
-        for match in _HTML.finditer(line):
-            found = True
-            alone = not (line[: match.start()] + line[match.end() :]).strip()
-            yield match["kind"], match["codes"], match.start() + 1, alone
-        mention = _HTML_MENTION.search(line)
-        if not found and mention is not None:
-            yield "invalid", None, mention.start() + 1, False
+        if at is None or _inside(scalars, (index - first, at)):
+            continue
+        match = _YAML.match(line[at:])
+        if match is not None:
+            kind, codes = match["kind"], match["codes"]
+        elif _YAML_MENTION.match(line[at:]):
+            kind, codes = "invalid", None
+        else:
+            continue
+        found.append(_Directive(index, at + 1, kind, codes, not line[:at].strip(), True, index))
+    return found
+
+
+def _inside(spans: list[Span] | None, at: tuple[int, int]) -> bool:
+    # Without spans (the YAML does not compose, CK101 says why) every `#` is taken as written.
+    return spans is not None and any(start <= at < end for start, end in spans)
+
+
+def _markdown_directive(scanned: Scan, lines: list[str], comment: Comment) -> _Directive | None:
+    match = _HTML.match(comment.body)
+    if match is not None:
+        kind, codes = match["kind"], match["codes"]
+    elif _HTML_MENTION.match(comment.body):
+        kind, codes = "invalid", None
+    else:
+        return None
+    line, column = scanned.position(comment.start)
+    last, end_column = scanned.position(comment.end)
+    before = lines[line - 1][: column - 1]
+    after = lines[last - 1][end_column - 1 :]
+    alone = not before.strip() and not after.strip()
+    return _Directive(line - 1, column, kind, codes, alone, False, last - 1)
 
 
 def _selectors(
@@ -179,15 +223,6 @@ def _selectors(
 
 def _problem(path: str, line: int, column: int, message: str) -> Diagnostic:
     return Diagnostic(path, line, column, INVALID, message, Severity.WARNING, _rule_name(INVALID))
-
-
-def _front_matter_end(lines: list[str]) -> int:
-    if not lines or lines[0].rstrip() != "---":
-        return 0
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() in ("---", "..."):
-            return index
-    return 0
 
 
 def _next_content(lines: list[str], index: int, in_yaml: bool) -> int | None:

@@ -153,3 +153,19 @@ def test_a_fix_whose_rule_is_ignored_in_the_config_does_not_run(project_dir: Pat
     run("fix")
     assert snapshot(project_dir) == before
     assert "@@" not in run("fix", "--diff")[1]
+
+
+def test_renumbering_leaves_code_and_comments_as_written(project_dir: Path) -> None:
+    """The fixer reads the body as the rules do: an example shown as code is not a reference."""
+    _break_numbering(project_dir)
+    lesson = project_dir / LESSON
+    shown = (
+        "\n```markdown\nAs [Prop. 3](prop:3) says.\n```\n"
+        "\nWrite ``[Prop. 3](prop:3)`` for a link. <!-- II.2 Prop. 3 is the old name -->\n"
+    )
+    lesson.write_text(lesson.read_text(encoding="utf-8") + shown, encoding="utf-8")
+    _code, out = run("fix")
+    assert "Fixed" in out, out
+    after = lesson.read_text(encoding="utf-8")
+    assert after.endswith(shown)
+    assert "As [Prop. 2](prop:2) says, and II.2 Prop. 2 repeats" in after

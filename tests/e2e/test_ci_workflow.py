@@ -27,9 +27,6 @@ REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / ".github" / "workflows" / "course.yml"
 CI_RUN = REPO / ".ci" / "run"
 
-# Subcommands the workflow names that another engineer is adding right now: while one is
-# missing, the test that needs it skips (with the name); once it lands it is checked in full.
-PENDING = {"owed"}
 
 Command = list[str]
 
@@ -139,8 +136,6 @@ def resolve(command: Command) -> tuple[list[str], click.Command, list[str]]:
         sub = current.get_command(ctx, words[0])
         if sub is None:
             missing = " ".join([*path, words[0]])
-            if words[0] in PENDING:
-                pytest.skip(f"`coursekit {missing}` is not there yet (being added concurrently)")
             pytest.fail(f"`coursekit {missing}` does not exist (workflow: {shlex.join(command)})")
         path.append(words[0])
         current = sub

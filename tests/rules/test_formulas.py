@@ -273,9 +273,23 @@ def test_quiz_answer_disagrees(tiny_course: Path) -> None:
     assert "500" in found.message and "512" in found.message
 
 
-def test_code_blocks_are_not_read(tiny_course: Path) -> None:
-    body = BODY + "\n```\n$$x$$ {#eq:nothing} and [1]{claim=none}\n```\n"
-    write_lesson(tiny_course, body=body)
+SHOWN = "$$x$$ {#eq:nothing} and [1]{claim=none}"
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        f"```\n{SHOWN}\n```",
+        f"<!-- {SHOWN} -->",
+        f"````\n```\n{SHOWN}\n````",
+        f"  ```\n{SHOWN}\n  ```",
+        f"``{SHOWN} ` ``",
+    ],
+    ids=["fence", "html comment", "four-backtick fence", "indented fence", "double backticks"],
+)
+def test_code_and_comments_are_not_read(tiny_course: Path, hidden: str) -> None:
+    # The CK8 scanner used to read all but the first (CK2/CK5 blanked them): one scanner now.
+    write_lesson(tiny_course, body=BODY + "\n" + hidden + "\n")
     assert findings(tiny_course, "CK811") == [] and findings(tiny_course, "CK809") == []
 
 

@@ -15,6 +15,7 @@ from helpers import (
     assert_case,
     copy_golden,
     edit,
+    line_of,
     run_check,
 )
 
@@ -138,3 +139,43 @@ def test_undeclared_symbol_message_suggests_the_tex_reading(tmp_path: Path) -> N
     edit(course / LESSON, "is $x_t$;", "is $x_t$ and $W_hh$;")
     messages = [d.message for d in run_check(course) if d.code == "CK204"]
     assert any("write `W_{hh}`" in m for m in messages), messages
+
+
+def test_maths_the_reader_cannot_read_is_reported_not_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A span whose LaTeX walk raises used to count as using no symbol; now it is CK205."""
+    from coursekit import latex_symbols
+
+    course = copy_golden(tmp_path)
+    edit(course / LESSON, "is $x_t$;", "is $x_t$ and $\\broken{n}$;")
+    edit(
+        course / CHAPTER,
+        "notation:\n",
+        "notation:\n  - {symbol: '\\broken{m}', meaning: a broken symbol}\n",
+    )
+    real_walk = latex_symbols._walk
+
+    def walk(text: str) -> list[object]:
+        if "\\broken" in text:
+            raise ValueError("walker bug")
+        return real_walk(text)
+
+    monkeypatch.setattr(latex_symbols, "_walk", walk)
+    latex_symbols._maths_of.cache_clear()
+    latex_symbols._read_maths.cache_clear()
+    try:
+        found = [d for d in run_check(course) if d.code == "CK205"]
+    finally:
+        latex_symbols._maths_of.cache_clear()
+        latex_symbols._read_maths.cache_clear()
+    lesson_line = line_of(course / LESSON, "\\broken{n}")
+    column = (course / LESSON).read_text().split("\n")[lesson_line - 1].index("$\\broken") + 1
+    assert any(
+        d.path.endswith(LESSON) and (d.line, d.column) == (lesson_line, column) for d in found
+    ), found
+    assert any(
+        "ValueError: walker bug" in d.message and "'$\\broken{n}$'" in d.message for d in found
+    )
+    chapter_line = line_of(course / CHAPTER, "\\broken{m}")
+    assert any(d.path.endswith(CHAPTER) and d.line == chapter_line for d in found), found

@@ -25,6 +25,7 @@ from coursekit.authoring.changes import Changeset
 from coursekit.authoring.yamledit import EditError, YamlEditor
 from coursekit.config import Config
 from coursekit.load import LoadResult, codes
+from coursekit.markdown import scan
 from coursekit.model.tree import Chapter, Course, ExerciseDoc, Problem
 
 BROKEN = {codes.YAML_SYNTAX, codes.UNREADABLE}
@@ -259,20 +260,12 @@ def _set_id(value: str) -> Callable[[YamlEditor], None]:
     return edit
 
 
-def _body_start(text: str) -> int:
-    """Offset where a lesson's Markdown body begins (after its front matter, if any)."""
-    if not text.startswith("---"):
-        return 0
-    match = re.search(r"^(?:---|\.\.\.)[ \t]*\r?$", text[3:], flags=re.MULTILINE)
-    if match is None:
-        return 0
-    end = 3 + match.end()
-    return text.find("\n", end - 1) + 1 if "\n" in text[end - 1 :] else len(text)
-
-
 def _scan(path: str, text: str, chapter_id: str, own: bool, kind: _Kind) -> Iterable[_Ref]:
-    start = _body_start(text)
-    body = text[start:]
+    # The body as every rule reads it: code and comments blanked, so a fix never renumbers
+    # an example shown as code.
+    scanned = scan(text, with_front_matter=True)
+    start = scanned.body_start
+    body = scanned.masked[start:]
     link = re.compile(rf"\]\({kind.scheme}:(?:(?P<ch>{_CH})/)?(?P<n>[0-9]+)\)")
     mention = re.compile(
         rf"(?:(?P<pre>{_CH})(?:'s)?\s+)?(?:{kind.words})\s+(?P<n>[0-9]+)\b"

@@ -56,6 +56,9 @@ class _Loader:
         self.project_root = project_root
         self.course = Course(root=self.rel(course_dir))
         self.diagnostics: list[Diagnostic] = []
+        # folders a listed chapter claims, even when it claims several (CK109 reports that):
+        # none of them is "unlisted"
+        self.claimed: set[Path] = set()
 
     def rel(self, path: Path) -> str:
         try:
@@ -174,7 +177,11 @@ class _Loader:
             if folder is None or not self.load_chapter(book_id, folder):
                 self.unloaded("chapter", chapter_id, listed_at, since)
         for folder in sorted(book_dir.iterdir()):
-            if folder.name not in listed and (folder / "chapter.yaml").is_file():
+            if (
+                folder.name not in listed
+                and folder not in self.claimed
+                and (folder / "chapter.yaml").is_file()
+            ):
                 self.report(
                     Location(self.rel(folder / "chapter.yaml")),
                     codes.UNLISTED_FILE,
@@ -201,6 +208,7 @@ class _Loader:
             )
             return None
         if len(candidates) > 1:
+            self.claimed.update(candidates)
             names = ", ".join(entry.name for entry in candidates)
             self.report(
                 listed_at,

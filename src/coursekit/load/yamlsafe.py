@@ -16,6 +16,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from coursekit.load import codes
+from coursekit.markdown import front_matter
 from coursekit.model.base import Source, YamlPath
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -230,10 +231,42 @@ def _scalar(node: ScalarNode, source: Source) -> Any:
 
 def split_front_matter(text: str) -> tuple[str, str, int] | None:
     """(front matter YAML, body, 1-based line of the body) or None without front matter."""
-    lines = text.split("\n")
-    if not lines or lines[0].rstrip() != "---":
+    found = front_matter(text)
+    if found is None:
         return None
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() in ("---", "..."):
-            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :]), index + 2
-    return None
+    closing, body_start = found
+    yaml_text = text[text.find("\n") + 1 : closing]
+    return yaml_text.removesuffix("\n"), text[body_start:], text.count("\n", 0, closing) + 2
+
+
+Span = tuple[tuple[int, int], tuple[int, int]]  # 0-based (line, column) start and end
+
+
+def text_spans(text: str) -> list[Span] | None:
+    """Where the document's scalars sit: a `#` inside one is text, not a comment.
+
+    None when the text does not compose (its comments cannot be told from its text then).
+    Each node is visited once, so aliases cannot make the walk expensive.
+    """
+    if _too_deep(text) is not None:
+        return None
+    try:
+        tree = _yaml().compose(text)
+    except (YAMLError, ValueError, TypeError, RecursionError):
+        return None
+    spans: list[Span] = []
+    seen: set[int] = set()
+    stack: list[Node] = [tree] if tree is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            start, end = node.start_mark, node.end_mark
+            spans.append(((start.line, start.column), (end.line, end.column)))
+        elif isinstance(node, MappingNode):
+            stack.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return spans

@@ -8,11 +8,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from coursekit.hints import did_you_mean
-from coursekit.latex_symbols import mask_code
+from coursekit.markdown import scan
 from coursekit.model.tree import Course
+from coursekit.rules._broken import chapter_did_not_load
 
-# The target stops at whitespace, so a link title (`(fig:2 "Fig. 2")`) is left out.
-_LINK = re.compile(r"(?<!!)\[(?P<text>(?:[^\[\]]|\[[^\]]*\])*)\]\((?P<target>[^)\s]+)[^)]*\)")
 _SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):(?P<rest>.*)$")
 # "Prop. 2", "Proposition 2", "II.2 Prop. 1" (the chapter id may precede it).
 _MENTION = re.compile(
@@ -42,13 +41,11 @@ def _links(markdown: str) -> tuple[Link, ...]:
 
 
 def _find_links(markdown: str) -> Iterator[Link]:
-    masked = mask_code(markdown)
-    for match in _LINK.finditer(masked):
-        target = match.group("target")
-        scheme_match = _SCHEME.match(target)
+    for found in scan(markdown).links:
+        scheme_match = _SCHEME.match(found.target)
         scheme = scheme_match.group("scheme").lower() if scheme_match else ""
-        rest = scheme_match.group("rest") if scheme_match else target
-        yield Link(scheme, rest, target, match.start("target"), match.span())
+        rest = scheme_match.group("rest") if scheme_match else found.target
+        yield Link(scheme, rest, found.target, found.offset, found.span)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +57,7 @@ class Mention:
 
 def mentions(text: str, skip: list[tuple[int, int]]) -> Iterator[Mention]:
     """Plain-text proposition mentions outside the given spans (links are judged by target)."""
-    for match in _MENTION.finditer(mask_code(text)):
+    for match in _MENTION.finditer(scan(text).masked):
         if any(start <= match.start() < end for start, end in skip):
             continue
         yield Mention(match.group("chapter"), int(match.group("number")), match.start())
@@ -72,8 +69,14 @@ def known_chapters(course: Course) -> list[str]:
     return sorted(listed | set(course.chapters))
 
 
-def no_such_chapter(course: Course, shown: str, chapter_id: str) -> str:
-    """The message for a reference into a chapter that does not exist."""
+def no_such_chapter(course: Course, shown: str, chapter_id: str) -> str | None:
+    """The message for a reference into a chapter that does not exist.
+
+    None for a chapter that exists but did not load (see rules/_broken.py): a structural
+    error already says why, and the reference is not at fault.
+    """
+    if chapter_did_not_load(course, chapter_id):
+        return None
     return f"'{shown}' points into chapter '{chapter_id}', which does not exist" + did_you_mean(
         chapter_id, known_chapters(course)
     )

@@ -8,9 +8,8 @@ from coursekit.diagnostics import Severity
 from coursekit.hints import did_you_mean
 from coursekit.model.documents import ApparatusEntry
 from coursekit.model.tree import Course
+from coursekit.rules._broken import APPARATUS_BOOK, book0_did_not_load
 from coursekit.rules.base import Context, Finding, rule
-
-APPARATUS_BOOK = "0"
 
 
 def book0_entries(course: Course) -> dict[str, ApparatusEntry]:
@@ -43,6 +42,8 @@ def apparatus_unresolved(ctx: Context) -> Iterator[Finding]:
         apparatus: [{id: 0.IT.01}]
     """
     course = ctx.course
+    if book0_did_not_load(course):
+        return  # its CK1xx error is the one to fix
     entries = book0_entries(course)
     for chapter in course.chapters.values():
         for index, link in enumerate(chapter.manifest.apparatus):

@@ -19,6 +19,7 @@ from typing import Any
 
 from coursekit.diagnostics import Severity
 from coursekit.hints import did_you_mean
+from coursekit.markdown import scan
 from coursekit.model.base import Location, Node
 from coursekit.model.tree import Course, Lesson
 from coursekit.rules import _assume
@@ -27,10 +28,7 @@ from coursekit.rules.outcomes import kept, maths_outcome
 
 NAMESPACE = "sympy"
 
-_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
-_INLINE_CODE = re.compile(r"`[^`\n]*`")
 _EQ_LABEL = re.compile(r"[ \t]*\{#eq:([^}\s]*)\}")
-_NUMBER_REF = re.compile(r"\[([^\[\]\n]+)\]\{claim=([^}\s]*)\}")
 
 
 @dataclass(frozen=True)
@@ -57,36 +55,29 @@ class LessonMaths:
     verdicts: list[Any]  # coursekit.verify.Verdict, imported lazily
 
 
-def _mask_code(body: str) -> str:
-    """Blank out fenced and inline code (same length, so offsets hold)."""
-
-    def blank(m: re.Match[str]) -> str:
-        return "".join(c if c == "\n" else " " for c in m.group(0))
-
-    return _INLINE_CODE.sub(blank, _FENCE.sub(blank, body))
-
-
 def scan_body(body: str) -> tuple[list[ShownEquation], list[WrittenNumber]]:
-    """Labelled display equations and numbers tied to claims, with their offsets."""
-    text = _mask_code(body)
+    """Labelled display equations and numbers tied to claims, with their offsets.
+
+    Read from the one Markdown scan every rule shares, so what is code or a comment there
+    (fences of any shape, code spans, `<!-- ... -->`) holds no equation and no claim tag.
+    """
+    scanned = scan(body)
     equations: list[ShownEquation] = []
-    pos = 0
-    while True:
-        start = text.find("$$", pos)
-        if start < 0:
-            break
-        end = text.find("$$", start + 2)
-        if end < 0:
-            break
-        pos = end + 2
-        label = _EQ_LABEL.match(text, pos)
+    for span in scanned.maths:
+        if not span.display:
+            continue
+        label = _EQ_LABEL.match(scanned.masked, span.end)
         if label is not None:
             equations.append(
-                ShownEquation(label.group(1), body[start + 2 : end], start + 2, label.start(1) - 5)
+                ShownEquation(
+                    label.group(1),
+                    body[span.start + 2 : span.end - 2],
+                    span.start + 2,
+                    label.start(1) - 5,
+                )
             )
-            pos = label.end()
     numbers = [
-        WrittenNumber(m.group(2), m.group(1), m.start(1)) for m in _NUMBER_REF.finditer(text)
+        WrittenNumber(tag.value, tag.text, tag.offset) for tag in scanned.tags if tag.key == "claim"
     ]
     return equations, numbers
 

@@ -23,6 +23,7 @@ from coursekit.owed import (
     course_owed,
     stubs_of,
 )
+from coursekit.rules._broken import chapter_incomplete
 from coursekit.rules.base import Context, Finding, rule
 
 
@@ -50,7 +51,8 @@ def owed_of(ctx: Context, chapter_ids: list[str] | None = None) -> CourseOwed:
 
 def _published(ctx: Context) -> Iterator[tuple[Chapter, ChapterOwed]]:
     for chapter in ctx.course.chapters.values():
-        if chapter.manifest.status == "published":
+        # what did not load cannot be counted (its CK1xx error says why): no owed echo of it
+        if chapter.manifest.status == "published" and not chapter_incomplete(chapter):
             yield chapter, chapter_owed(ctx.course, chapter, confirmed_by(ctx))
 
 

@@ -15,13 +15,16 @@ from coursekit.latex_symbols import (
     SymbolUse,
     declared_key,
     is_index,
+    maths_error,
     notation_key,
     shown,
     symbols_in_markdown,
+    unreadable_maths,
 )
 from coursekit.model.base import Location
 from coursekit.model.documents import NotationEntry
 from coursekit.model.tree import Chapter, Course
+from coursekit.rules._broken import book0_did_not_load, chapter_incomplete
 from coursekit.rules._texts import Text, chapter_texts
 from coursekit.rules.apparatus import book0_paths
 from coursekit.rules.base import Context, Finding, rule
@@ -50,15 +53,17 @@ def _table(entries: list[NotationEntry], owner: str) -> list[Declaration]:
 
 def _all_tables(course: Course) -> list[list[Declaration]]:
     """Every notation table in reading order: course-wide, apparatus entries, chapters."""
-    tables: list[list[Declaration]] = []
+    return [_table(entries, owner) for entries, owner in _notation_tables(course)]
+
+
+def _notation_tables(course: Course) -> Iterator[tuple[list[NotationEntry], str]]:
     if course.manifest is not None:
-        tables.append(_table(course.manifest.notation, "course.yaml"))
+        yield course.manifest.notation, "course.yaml"
     for book in course.books.values():
         for entry in book.manifest.apparatus:
-            tables.append(_table(entry.notation, f"apparatus {entry.id}"))
+            yield entry.notation, f"apparatus {entry.id}"
     for chapter in _chapters(course):
-        tables.append(_table(chapter.manifest.notation, f"chapter {chapter.id}"))
-    return tables
+        yield chapter.manifest.notation, f"chapter {chapter.id}"
 
 
 def _chapters(course: Course) -> list[Chapter]:
@@ -211,6 +216,8 @@ def symbol_unused(ctx: Context) -> Iterator[Finding]:
     """
     course = ctx.course
     for chapter in course.chapters.values():
+        if chapter_incomplete(chapter):
+            continue  # the maths of what did not load is unknown (its CK1xx error says why)
         scope = scope_of(course, chapter)
         used: set[str] = set()
         for use, _ in chapter_uses(course, chapter):
@@ -248,6 +255,8 @@ def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
     """
     course = ctx.course
     for chapter in course.chapters.values():
+        if chapter.manifest.apparatus and book0_did_not_load(course):
+            continue  # part of its scope is in a Book 0 that did not load
         scope = scope_of(course, chapter)
         reported: set[str] = set()
         # the tables that could declare it: removing a symbol from one of them shows up here
@@ -263,3 +272,40 @@ def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
                 + _suggest(use, scope),
                 related=tables,
             )
+
+
+@rule("CK205", "maths-unreadable")
+def maths_unreadable(ctx: Context) -> Iterator[Finding]:
+    """The LaTeX reader failed on a span of maths, so its symbols could not be checked.
+
+    This is a failure of the reader (pylatexenc), not necessarily of the maths: the span is
+    reported rather than passed as if it used no symbol. Rewrite the span (or report the bug);
+    `<!-- coursekit: ignore[CK205] -->` accepts it knowingly.
+
+    Fails:
+        body: the cost is $T\\,d$   # with a LaTeX reader that raises on it
+    Passes:
+        body: the cost is $T\\,d$   # read: uses T and d
+    """
+    course = ctx.course
+    for entries, _ in _notation_tables(course):
+        for entry in entries:
+            reason = maths_error(entry.symbol)
+            if reason is not None:
+                yield Finding(
+                    entry.loc("symbol"),
+                    f"cannot read the symbol '{entry.symbol}' ({reason}); its uses are not checked",
+                )
+    for chapter in course.chapters.values():
+        for text in chapter_texts(course, chapter):
+            for span in unreadable_maths(text.value):
+                yield Finding(
+                    text.locate(span.offset),
+                    f"cannot read the maths {_clip(span.latex)} ({span.reason}); "
+                    "its symbols are not checked",
+                )
+
+
+def _clip(latex: str, limit: int = 60) -> str:
+    flat = " ".join(latex.split())
+    return f"'{flat}'" if len(flat) <= limit else f"'{flat[: limit - 1]}…'"

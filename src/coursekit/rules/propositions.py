@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
+from coursekit.rules._broken import chapter_incomplete
 from coursekit.rules._links import links, mentions, no_such_chapter
 from coursekit.rules._sequence import breaks
 from coursekit.rules._texts import chapter_texts
@@ -226,8 +227,8 @@ def proposition_unsupported(ctx: Context) -> Iterator[Finding]:
         for number, _ in _supports(chapter):
             supported.add((chapter.id, number))
     for chapter in course.chapters.values():
-        if chapter.manifest.status != "published":
-            continue
+        if chapter.manifest.status != "published" or chapter_incomplete(chapter):
+            continue  # (support from what did not load is unknown: its CK1xx error says why)
         for index, prop in enumerate(chapter.manifest.propositions):
             if (chapter.id, prop.number) not in supported:
                 yield Finding(

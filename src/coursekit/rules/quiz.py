@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from coursekit.diagnostics import Severity
-from coursekit.latex_symbols import prose_only
+from coursekit.markdown import scan
 from coursekit.model.tree import Lesson
 from coursekit.rules.base import Context, Finding, rule
 
@@ -181,7 +181,7 @@ def typed_count(ctx: Context) -> Iterator[Finding]:
         Test yourself with the questions below.
     """
     for lesson in _lessons(ctx):
-        prose = prose_only(lesson.body)
+        prose = scan(lesson.body).prose
         patterns = []
         if lesson.meta.quiz:
             patterns.append((TYPED_QUIZ, f"the quiz has {len(lesson.meta.quiz)}"))

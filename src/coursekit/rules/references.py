@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from coursekit.hints import did_you_mean
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
+from coursekit.rules._broken import book0_did_not_load, chapter_did_not_load
 from coursekit.rules._links import (
     COURSE_SCHEMES,
     WEB_SCHEMES,
@@ -65,7 +66,9 @@ def lesson_ref_unresolved(ctx: Context) -> Iterator[Finding]:
         chapter_id, item_id = _split(link.rest, link.chapter)
         target = course.chapters.get(chapter_id)
         if target is None:
-            yield Finding(link.location, no_such_chapter(course, link.target, chapter_id))
+            message = no_such_chapter(course, link.target, chapter_id)
+            if message is not None:
+                yield Finding(link.location, message)
             continue
         items = [item.id for item in target.manifest.items]
         if item_id not in items:
@@ -88,7 +91,7 @@ def chapter_ref_unresolved(ctx: Context) -> Iterator[Finding]:
     """
     known = known_chapters(ctx.course)
     for link in _links(ctx.course, "chapter"):
-        if link.rest not in known:
+        if link.rest not in known and not chapter_did_not_load(ctx.course, link.rest):
             yield Finding(
                 link.location,
                 f"'{link.target}': no chapter '{link.rest}'" + did_you_mean(link.rest, known),
@@ -119,7 +122,9 @@ def figure_ref_unresolved(ctx: Context) -> Iterator[Finding]:
         chapter_id = match.group("chapter") or link.chapter.id
         target = course.chapters.get(chapter_id)
         if target is None:
-            yield Finding(link.location, no_such_chapter(course, link.target, chapter_id))
+            message = no_such_chapter(course, link.target, chapter_id)
+            if message is not None:
+                yield Finding(link.location, message)
             continue
         numbers = [figure.number for figure in target.manifest.figures]
         if int(match.group("number")) not in numbers:
@@ -140,6 +145,8 @@ def apparatus_ref_unresolved(ctx: Context) -> Iterator[Finding]:
     Passes:
         [entropy](apparatus:0.IT.01)
     """
+    if book0_did_not_load(ctx.course):
+        return
     entries = sorted(book0_entries(ctx.course))
     for link in _links(ctx.course, "apparatus"):
         if link.rest not in entries:
