@@ -39,6 +39,8 @@ NOT_RUN = {
     "extras named exist",
     ".venv/bin/python benchmarks/": "a benchmark takes minutes of the shared machine's two "
     "cores; run by hand",
+    ".venv/bin/python tests/browser/screenshots.py": "rewrites the reference screenshots; "
+    "tests/browser renders the same page and compares it with them",
     ".venv/bin/pre-commit ": "pre-commit itself: tests/e2e/test_adopt.py and test_precommit.py "
     "run it in scratch repositories",
 }
