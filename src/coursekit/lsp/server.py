@@ -156,7 +156,8 @@ def create(course: Path | None = None) -> CourseServer:
             return
         from coursekit import cache
 
-        ls.state = CourseState(project, cache.DiskStore(project.root))
+        # verdicts kept on disk (shared with `check`) and in memory across edits
+        ls.state = CourseState(project, cache.Layered(cache.DiskStore(project.root)))
 
     @server.feature(types.INITIALIZED)
     @guarded()
