@@ -20,8 +20,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from coursekit import __version__
-from coursekit.lsp import actions, completion, diagnostics, targets
-from coursekit.lsp.positions import offset_at, span
+from coursekit.lsp import actions, completion, definition, diagnostics, hover
+from coursekit.lsp.positions import offset_at
 from coursekit.lsp.state import CourseState, key
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -221,53 +221,22 @@ def _at(ls: CourseServer, uri: str, position: types.Position) -> tuple[str, int,
     return text, offset_at(text, position.line, position.character), rel
 
 
-def _range(found: targets.Found, text: str) -> types.Range:
-    from coursekit.lsp.positions import position_of
-
-    start, end = position_of(text, found.start), position_of(text, found.end)
-    return types.Range(types.Position(*start), types.Position(*end))
-
-
 def _features(server: CourseServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded()
-    def hover(ls: CourseServer, params: types.HoverParams) -> types.Hover | None:
+    def on_hover(ls: CourseServer, params: types.HoverParams) -> types.Hover | None:
         at = _at(ls, params.text_document.uri, params.position)
-        if at is None or ls.state is None or ls.state.snapshot is None:
+        if at is None or ls.state is None:
             return None
-        text, offset, rel = at
-        course = ls.state.snapshot.course
-        found = targets.find(text, offset, course)
-        if found is None:
-            return None
-        target = targets.resolve(found, course, ls.state.chapter_of(rel))
-        if target is None:
-            return None
-        contents = types.MarkupContent(kind=types.MarkupKind.Markdown, value=target.markdown)
-        return types.Hover(contents=contents, range=_range(found, text))
+        return hover.hover(ls.state, *at)
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded()
-    def definition(ls: CourseServer, params: types.DefinitionParams) -> types.Location | None:
+    def on_definition(ls: CourseServer, params: types.DefinitionParams) -> types.Location | None:
         at = _at(ls, params.text_document.uri, params.position)
-        if at is None or ls.state is None or ls.state.snapshot is None:
+        if at is None or ls.state is None:
             return None
-        text, offset, rel = at
-        state = ls.state
-        course = state.snapshot.course if state.snapshot else None
-        found = targets.find(text, offset, course)
-        if found is None or course is None:
-            return None
-        target = targets.resolve(found, course, state.chapter_of(rel))
-        if target is None or target.location is None:
-            return None
-        where = target.location
-        path = state.absolute(where.path)
-        line, start, end_line, end = span(state.text(where.path), where.line, where.column)
-        return types.Location(
-            uri=ls.uris.get(path, path.as_uri()),
-            range=types.Range(types.Position(line, start), types.Position(end_line, end)),
-        )
+        return definition.definition(ls.state, *at, ls.uris)
 
     @server.feature(
         types.TEXT_DOCUMENT_COMPLETION,

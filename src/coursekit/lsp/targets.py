@@ -11,11 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from coursekit.latex_symbols import declared_key, shown, symbols_in_markdown
 from coursekit.model.base import Location
 from coursekit.model.documents import NotationEntry
 from coursekit.model.tree import Chapter, Course, Lesson
+
+if TYPE_CHECKING:
+    from coursekit.lsp.state import CourseState
 
 SCHEMES = ("lesson", "chapter", "fig", "prop", "apparatus", "eq")
 _LINK = re.compile(r"\b(?P<scheme>lesson|chapter|fig|prop|apparatus|eq):(?P<rest>[^\s)\]\"'`,}]*)")
@@ -114,6 +118,18 @@ def _symbol_in_maths(text: str, offset: int) -> Found | None:
 
 
 # Resolution ---------------------------------------------------------------------------------
+
+
+def look_up(state: CourseState, text: str, offset: int, rel: str) -> tuple[Found, Target] | None:
+    """The thing at `offset` in the file `rel` and its target, in the latest snapshot."""
+    if state.snapshot is None:
+        return None
+    course = state.snapshot.course
+    found = find(text, offset, course)
+    if found is None:
+        return None
+    target = resolve(found, course, state.chapter_of(rel))
+    return None if target is None else (found, target)
 
 
 def resolve(found: Found, course: Course, chapter: Chapter | None) -> Target | None:
