@@ -158,7 +158,7 @@ def test_hover_definition_and_completion(server: Driver, root: Path) -> None:
 
     hover = server.hover(uri, *position(text, "[524,288]", 2))
     assert hover is not None and "step-512" in hover.contents.value
-    assert "verified" in hover.contents.value
+    assert "verified by sympy" in hover.contents.value
 
     typed = text.replace("(apparatus:0.LA.03)", "(apparatus:)")
     server.change(uri, typed)
