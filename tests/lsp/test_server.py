@@ -240,8 +240,9 @@ def test_a_code_action_adds_an_undeclared_symbol_to_the_notation(
         "---\ntitle: x\n---\nbody \x00\x01\x02 binary paste \ufffd\ufffd",
         "",
         "---\n" + "[" * 500 + "\n---\n",
+        "---\ntitle: \ud800 a lone surrogate\n---\n",
     ],
-    ids=["half-typed", "binary", "empty", "deep"],
+    ids=["half-typed", "binary", "empty", "deep", "surrogate"],
 )
 def test_garbage_never_kills_the_server(server: Driver, root: Path, garbage: str) -> None:
     path = root / LESSON
