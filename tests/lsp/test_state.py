@@ -45,3 +45,20 @@ def test_a_buffer_wins_over_the_disk_until_it_is_closed(tiny_course: Path) -> No
     # the lesson's finding is gone: it is published once more, empty, to clear it
     assert list(state.to_publish(snapshot)) == [(REL, [])]
     assert list(state.to_publish(snapshot)) == []
+
+
+def test_program_findings_from_the_last_save_survive_keystrokes(tmp_path: Path) -> None:
+    import shutil
+
+    golden = Path(__file__).resolve().parents[1] / "golden/course"
+    shutil.copytree(golden, tmp_path / "course")
+    problem = tmp_path / "course/I/1-first-steps/problems/count-tokens/problem.yaml"
+    problem.write_text(problem.read_text(encoding="utf-8").replace("value: 4", "value: 5"))
+    state = CourseState(find_project(tmp_path))
+    saved = [d.code for d in state.analyse(run_programs=True).result.diagnostics]
+    assert "CK907" in saved
+    typed = state.analyse()  # a keystroke: no program runs, the finding stays
+    assert [d.code for d in typed.by_path[problem.relative_to(tmp_path).as_posix()]] == ["CK907"]
+    problem.write_text(problem.read_text(encoding="utf-8").replace("value: 5", "value: 4"))
+    assert "CK907" not in [d.code for d in state.analyse(run_programs=True).result.diagnostics]
+    assert problem.relative_to(tmp_path).as_posix() not in state.analyse().by_path

@@ -37,6 +37,7 @@ class CourseServer(LanguageServer):
         self.debounce = DEFAULT_DEBOUNCE
         self.uris: dict[Path, str] = {}  # open documents: path -> the URI the client used
         self.pending: asyncio.Task[None] | None = None
+        self.pending_programs = False  # the waiting check was asked to run programs
         self.generation = 0
 
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
@@ -91,6 +92,9 @@ def schedule(server: CourseServer, run_programs: bool = False, delay: float | No
         return
     if server.pending is not None and not server.pending.done():
         server.pending.cancel()
+        # an edit right after a save must not cancel the save's program runs
+        run_programs = run_programs or server.pending_programs
+    server.pending_programs = run_programs
     server.generation += 1
     wait = server.debounce if delay is None else delay
     server.pending = asyncio.ensure_future(
@@ -160,7 +164,7 @@ def create(course: Path | None = None) -> CourseServer:
     @server.feature(types.INITIALIZED)
     @guarded()
     def initialized(ls: CourseServer, params: types.InitializedParams) -> None:
-        schedule(ls, delay=0)
+        schedule(ls, run_programs=True, delay=0)  # programs' verdicts mostly come from the cache
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @guarded()

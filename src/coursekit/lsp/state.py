@@ -20,6 +20,8 @@ from coursekit.model.tree import Chapter, Course, Lesson
 from coursekit.project import Project
 from coursekit.rules.base import MemoryStore, ResultStore
 
+PROGRAMS = "CK9"  # the family that runs worked-problem programs (on save only)
+
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
     try:
@@ -60,6 +62,9 @@ class CourseState:
         # Files read by earlier checks, by (inode, mtime, size): an edit re-reads only what
         # changed on disk (resolving and reading ~1,500 files costs more than the rules).
         self.disk: dict[Path, tuple[tuple[int, int, int], str]] = {}
+        # What the programs said at the last save: a keystroke does not run them, and must not
+        # make their findings vanish either.
+        self.program_findings: list[Diagnostic] = []
         self._lock = threading.Lock()
 
     # Buffers -------------------------------------------------------------------------------
@@ -107,8 +112,13 @@ class CourseState:
             overlays = {**self._unchanged_on_disk(), **self.buffers}
             result = check(self.project, options=options, store=self.store, overlays=overlays)
             self._remember(result.course, started)
+            found = list(result.diagnostics)
+            if run_programs:
+                self.program_findings = [d for d in found if d.code.startswith(PROGRAMS)]
+            else:
+                found = sorted(set(found) | set(self.program_findings))
             by_path: dict[str, list[Diagnostic]] = {}
-            for diagnostic in result.diagnostics:
+            for diagnostic in found:
                 by_path.setdefault(diagnostic.path, []).append(diagnostic)
             snapshot = Snapshot(result, by_path)
             self.snapshot = snapshot
