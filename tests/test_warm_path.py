@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("sympy", "numpy", "pydantic", "ruamel", "coursekit.rules", "coursekit.load")
+# The language server's libraries: `coursekit lsp` alone pays for them, never `check`.
+LSP = ("pygls", "lsprotocol", "cattrs", "coursekit.lsp")
+
+HEAVY = ("sympy", "numpy", "pydantic", "ruamel", "coursekit.rules", "coursekit.load", *LSP)
 
 
 def _run(course: Path, *args: str, importtime: bool = False) -> subprocess.CompletedProcess[str]:
@@ -75,3 +78,10 @@ def test_cold_check_without_formulas_or_problems_is_lazy(tiny_course: Path) -> N
     cold = _run(tiny_course, "--no-cache", importtime=True)
     assert cold.returncode == 0, cold.stdout + cold.stderr
     assert not _heavy(_imported(cold.stderr), ("sympy", "numpy"))
+
+
+def test_a_cold_check_never_imports_the_language_server(tiny_course: Path) -> None:
+    cold = _run(tiny_course, "--no-cache", importtime=True)
+    assert cold.returncode == 0, cold.stdout + cold.stderr
+    assert _imported(cold.stderr), "no import times were recorded"
+    assert not _heavy(_imported(cold.stderr), LSP)

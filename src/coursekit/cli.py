@@ -216,6 +216,16 @@ def check_command(
     sys.exit(0 if exit_zero and code == 1 else code)
 
 
+@main.command("lsp")
+@click.option("--stdio", is_flag=True, help="Talk LSP on stdin/stdout (the only transport).")
+@course_option
+def lsp_command(stdio: bool, course: Path | None) -> None:
+    """Serve the course to an editor: diagnostics as you type, hover, definition, completion."""
+    from coursekit.lsp.server import serve
+
+    serve(course)
+
+
 @main.command("clean")
 @course_option
 def clean_command(course: Path | None) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from coursekit import suppress
@@ -84,12 +85,15 @@ def load_context(
     project: Project,
     options: dict[str, Any] | None = None,
     store: ResultStore | None = None,
+    overlays: Mapping[Path, str] | None = None,
 ) -> tuple[LoadResult, Context]:
-    """The loaded course and the context rules see (shared by `check` and `owed`)."""
+    """The loaded course and the context rules see (shared by `check`, `owed` and `lsp`).
+
+    `overlays` (absolute path -> text) replace those files' content: unsaved editor buffers."""
     from coursekit import cache  # parsed documents are kept in the store
 
     store = cache.Layered(store) if store is not None else MemoryStore()
-    loaded = load_course(project.course_dir, project.root, store)
+    loaded = load_course(project.course_dir, project.root, store, overlays)
     ctx = Context(
         course=loaded.course,
         config=project.config,
@@ -104,8 +108,9 @@ def check(
     paths: Sequence[str] = (),
     options: dict[str, Any] | None = None,
     store: ResultStore | None = None,
+    overlays: Mapping[Path, str] | None = None,
 ) -> CheckResult:
-    loaded, ctx = load_context(project, options, store)
+    loaded, ctx = load_context(project, options, store, overlays)
     # The loader knows codes, not the registry: name its diagnostics here.
     diagnostics = [
         d.at_named(REGISTRY[d.code].name) if d.code in REGISTRY else d for d in loaded.diagnostics

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -10,7 +12,13 @@ from typing import TYPE_CHECKING, TypeVar
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.load import codes
 from coursekit.load.validate import validate
-from coursekit.load.yamlsafe import LoadError, parse_yaml, read_text, split_front_matter
+from coursekit.load.yamlsafe import (
+    LoadError,
+    check_unsaved,
+    parse_yaml,
+    read_text,
+    split_front_matter,
+)
 from coursekit.model.base import Location, Node
 from coursekit.model.documents import (
     BookManifest,
@@ -49,9 +57,17 @@ class LoadResult:
 
 class _Loader:
     def __init__(
-        self, course_dir: Path, project_root: Path, store: ResultStore | None = None
+        self,
+        course_dir: Path,
+        project_root: Path,
+        store: ResultStore | None = None,
+        overlays: Mapping[Path, str] | None = None,
     ) -> None:
-        self.store = store  # parsed documents are kept here (cache.cached_parse) when given
+        self.store = store
+        # Unsaved editor buffers (the language server): read in place of the file's content.
+        self.overlays = {
+            _key(path): text for path, text in (overlays or {}).items()
+        }  # parsed documents are kept here (cache.cached_parse) when given
         self.course_dir = course_dir
         self.project_root = project_root
         self.course = Course(root=self.rel(course_dir))
@@ -96,14 +112,19 @@ class _Loader:
 
     def text(self, path: Path) -> str | None:
         rel = self.rel(path)
+        overlay = self.overlays.get(_key(path)) if self.overlays else None
         try:
-            text = read_text(path, self.course_dir)
+            text = read_text(path, self.course_dir) if overlay is None else check_unsaved(overlay)
         except LoadError as exc:
             self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
             self.failed(self.diagnostics[-1:])
             return None
         self.course.texts[rel] = text
         return text
+
+    def exists(self, path: Path) -> bool:
+        """A file on disk, or an open buffer not saved yet."""
+        return path.is_file() or (bool(self.overlays) and _key(path) in self.overlays)
 
     def document(self, path: Path, kind: type[N]) -> N | None:
         text = self.text(path)
@@ -155,7 +176,7 @@ class _Loader:
         """Load a listed book and its chapters; False when its manifest did not load."""
         book_dir = self.course_dir / book_id
         path = book_dir / "book.yaml"
-        if not _safe_segment(book_id) or not path.is_file():
+        if not _safe_segment(book_id) or not self.exists(path):
             self.report(
                 listed_at,
                 codes.MISSING_FILE,
@@ -245,7 +266,7 @@ class _Loader:
                 continue
             listed_lessons.add(item.lesson)
             lesson_path = folder / "lessons" / f"{item.lesson}.md"
-            if not _safe_segment(item.lesson) or not lesson_path.is_file():
+            if not _safe_segment(item.lesson) or not self.exists(lesson_path):
                 self.report(
                     manifest.loc("items", index, "lesson"),
                     codes.MISSING_FILE,
@@ -302,7 +323,7 @@ class _Loader:
         self, folder: Path, problem_id: str, chapter: ChapterManifest, index: int
     ) -> Problem | None:
         path = folder / "problems" / problem_id / "problem.yaml"
-        if not _safe_segment(problem_id) or not path.is_file():
+        if not _safe_segment(problem_id) or not self.exists(path):
             self.report(
                 chapter.loc("problems", index),
                 codes.MISSING_FILE,
@@ -322,7 +343,7 @@ class _Loader:
         self, folder: Path, exercise_id: str, chapter: ChapterManifest, index: int
     ) -> ExerciseDoc | None:
         path = folder / "exercises" / exercise_id / "exercise.yaml"
-        if not _safe_segment(exercise_id) or not path.is_file():
+        if not _safe_segment(exercise_id) or not self.exists(path):
             self.report(
                 chapter.loc("exercises", index),
                 codes.MISSING_FILE,
@@ -344,7 +365,7 @@ class _Loader:
 
     def program(self, folder: Path, name: str, named_at: Location) -> Program:
         path = folder / name
-        if not _safe_segment(name) or not path.is_file():
+        if not _safe_segment(name) or not self.exists(path):
             self.report(
                 named_at,
                 codes.MISSING_FILE,
@@ -364,19 +385,27 @@ class _Loader:
         return found
 
 
+def _key(path: Path) -> str:
+    return os.path.normpath(os.path.abspath(path))
+
+
 def _safe_segment(name: str) -> bool:
     """A name that stays inside its folder (no separators, no '..')."""
     return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
 
 
 def load_course(
-    course_dir: Path, project_root: Path | None = None, store: ResultStore | None = None
+    course_dir: Path,
+    project_root: Path | None = None,
+    store: ResultStore | None = None,
+    overlays: Mapping[Path, str] | None = None,
 ) -> LoadResult:
     """Load the course under `course_dir`; paths in the result are relative to `project_root`.
 
-    With a `store`, each parsed YAML document is kept there by its content's hash."""
+    With a `store`, each parsed YAML document is kept there by its content's hash. `overlays`
+    (absolute path -> text) are read in place of those files: an editor's unsaved buffers."""
     course_dir = course_dir.absolute()
     root = (project_root or course_dir.parent).absolute()
-    loader = _Loader(course_dir, root, store)
+    loader = _Loader(course_dir, root, store, overlays)
     course = loader.load()
     return LoadResult(course=course, diagnostics=loader.diagnostics)

@@ -66,6 +66,31 @@ def read_text(path: Path, root: Path) -> str:
         ) from None
 
 
+def check_unsaved(text: str) -> str:
+    """An editor's unsaved buffer, refused for the same reasons as a file on disk."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: JSON can carry one, UTF-8 cannot
+        line = text.count("\n", 0, exc.start) + 1
+        column = exc.start - (text.rfind("\n", 0, exc.start) + 1) + 1
+        raise LoadError(
+            codes.UNREADABLE, "not valid UTF-8: a lone surrogate", line, column
+        ) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise LoadError(
+            codes.UNREADABLE,
+            f"buffer is {len(data) / 1_048_576:.1f} MiB; course files are capped at "
+            f"{MAX_FILE_BYTES // 1_048_576} MiB",
+        )
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line, column = _position(data, nul)
+        raise LoadError(
+            codes.UNREADABLE, "binary content (a NUL byte): not a text file", line, column
+        )
+    return text
+
+
 def _position(data: bytes, offset: int) -> tuple[int, int]:
     line = data.count(b"\n", 0, offset) + 1
     column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1

@@ -25,6 +25,7 @@ the machine and the moment: a caller must not keep them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import select
@@ -125,13 +126,8 @@ class MathsSpec:
         (or add the limit to the key).
         """
         import hashlib
-        from importlib.metadata import PackageNotFoundError, version
 
-        try:
-            sympy_version = version("sympy")
-        except PackageNotFoundError:  # pragma: no cover
-            sympy_version = "none"
-        payload = {"engine": ENGINE_VERSION, "sympy": sympy_version, "spec": self.to_json()}
+        payload = {"engine": ENGINE_VERSION, "sympy": _sympy_version(), "spec": self.to_json()}
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -525,3 +521,14 @@ __all__ = [
     "run_isolated",
     "verify_document",
 ]
+
+
+@functools.cache
+def _sympy_version() -> str:
+    """Read once per process: the metadata lookup parses a file (~1 ms, once per lesson)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sympy")
+    except PackageNotFoundError:  # pragma: no cover
+        return "none"

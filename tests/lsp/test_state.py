@@ -1,0 +1,64 @@
+"""The server's view of the course: the disk, every open buffer, and what changed since."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conftest import LESSON
+from coursekit.lsp.state import CourseState
+from coursekit.project import find_project
+
+BROKEN = LESSON.replace("Body text.", "See [it](apparatus:0.LA.99).")
+REL = "course/I/1-first/lessons/intro.md"
+
+
+def _codes(state: CourseState) -> list[str]:
+    return [d.code for d in state.analyse().result.diagnostics]
+
+
+def test_a_file_changed_on_disk_is_read_again_and_an_unchanged_one_is_not(
+    tiny_course: Path,
+) -> None:
+    state = CourseState(find_project(tiny_course.parent))
+    assert _codes(state) == []
+    lesson = tiny_course / "I/1-first/lessons/intro.md"
+    assert state.absolute(REL) in state.disk  # remembered with its stamp
+    lesson.write_text(BROKEN, encoding="utf-8")
+    stat = lesson.stat()
+    os.utime(lesson, ns=(stat.st_atime_ns, stat.st_mtime_ns - 5_000_000_000))
+    assert _codes(state) == ["CK504"]
+    lesson.write_text(LESSON, encoding="utf-8")
+    assert _codes(state) == []
+
+
+def test_a_buffer_wins_over_the_disk_until_it_is_closed(tiny_course: Path) -> None:
+    state = CourseState(find_project(tiny_course.parent))
+    lesson = tiny_course / "I/1-first/lessons/intro.md"
+    state.open(lesson, BROKEN)
+    snapshot = state.analyse()
+    assert [d.code for d in snapshot.result.diagnostics] == ["CK504"]
+    assert list(state.to_publish(snapshot)) == [(REL, snapshot.by_path[REL])]
+    state.close(lesson)
+    snapshot = state.analyse()
+    assert snapshot.result.diagnostics == []
+    # the lesson's finding is gone: it is published once more, empty, to clear it
+    assert list(state.to_publish(snapshot)) == [(REL, [])]
+    assert list(state.to_publish(snapshot)) == []
+
+
+def test_program_findings_from_the_last_save_survive_keystrokes(tmp_path: Path) -> None:
+    import shutil
+
+    golden = Path(__file__).resolve().parents[1] / "golden/course"
+    shutil.copytree(golden, tmp_path / "course")
+    problem = tmp_path / "course/I/1-first-steps/problems/count-tokens/problem.yaml"
+    problem.write_text(problem.read_text(encoding="utf-8").replace("value: 4", "value: 5"))
+    state = CourseState(find_project(tmp_path))
+    saved = [d.code for d in state.analyse(run_programs=True).result.diagnostics]
+    assert "CK907" in saved
+    typed = state.analyse()  # a keystroke: no program runs, the finding stays
+    assert [d.code for d in typed.by_path[problem.relative_to(tmp_path).as_posix()]] == ["CK907"]
+    problem.write_text(problem.read_text(encoding="utf-8").replace("value: 5", "value: 4"))
+    assert "CK907" not in [d.code for d in state.analyse(run_programs=True).result.diagnostics]
+    assert problem.relative_to(tmp_path).as_posix() not in state.analyse().by_path
