@@ -37,6 +37,7 @@ NOT_RUN = {
     "that very install (.ci/run runs the README's test line from a clean clone)",
     ".venv/bin/pip install": "installs the dev extras; test_ci_workflow.py checks that the "
     "extras named exist",
+    "python benchmarks/": "a benchmark takes minutes of the shared machine's two cores; run by hand",
     ".venv/bin/python benchmarks/": "a benchmark takes minutes of the shared machine's two "
     "cores; run by hand",
     ".venv/bin/python tests/browser/screenshots.py": "rewrites the reference screenshots; "

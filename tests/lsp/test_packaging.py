@@ -7,13 +7,15 @@ from importlib.metadata import requires
 
 from click.testing import CliRunner
 
+from coursekit import DISTRIBUTION
+
 from coursekit.cli import main
 
 
 def test_pygls_and_lsprotocol_are_plain_dependencies() -> None:
     plain = {
         re.split(r"[<>=!~ ;\[]", r, maxsplit=1)[0].lower()
-        for r in requires("coursekit") or []
+        for r in requires(DISTRIBUTION) or []
         if "extra ==" not in r
     }
     assert {"pygls", "lsprotocol"} <= plain
