@@ -8,7 +8,6 @@ from importlib.metadata import requires
 from click.testing import CliRunner
 
 from coursekit import DISTRIBUTION
-
 from coursekit.cli import main
 
 
