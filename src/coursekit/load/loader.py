@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from coursekit.bounds import UnusableName, child, shorten
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.load import codes
 from coursekit.load.validate import validate
@@ -117,16 +118,34 @@ class _Loader:
             self.load_book(book_id, manifest.loc("books", index))
         return self.course
 
-    def load_book(self, book_id: str, listed_at: Location) -> None:
-        book_dir = self.course_dir / book_id
-        path = book_dir / "book.yaml"
-        if not _safe_segment(book_id) or not path.is_file():
+    def listed(
+        self, listed_at: Location, what: str, item_id: str, folder: Path, *names: str
+    ) -> Path | None:
+        """The file that a listed id names, or None once the reason it cannot be read is told."""
+        try:
+            path = child(folder, *names)
+        except UnusableName as exc:
             self.report(
                 listed_at,
                 codes.MISSING_FILE,
-                f"book '{book_id}' is listed but {self.rel(path)} does not exist",
+                f"{what} '{shorten(item_id)}' cannot name a file: "
+                + ("it" if exc.name == item_id else f"'{shorten(exc.name)}'")
+                + f" {exc.reason}",
             )
+            return None
+        if not path.is_file():
+            missing = f"is listed but {self.rel(path)} does not exist"
+            if what == "program":
+                missing = f"does not exist beside {self.rel(folder)}"
+            self.report(listed_at, codes.MISSING_FILE, f"{what} '{item_id}' {missing}")
+            return None
+        return path
+
+    def load_book(self, book_id: str, listed_at: Location) -> None:
+        path = self.listed(listed_at, "book", book_id, self.course_dir, book_id, "book.yaml")
+        if path is None:
             return
+        book_dir = path.parent
         manifest = self.document(path, BookManifest)
         if manifest is None:
             return
@@ -198,13 +217,14 @@ class _Loader:
             if item.lesson is None:
                 continue
             listed_lessons.add(item.lesson)
-            lesson_path = folder / "lessons" / f"{item.lesson}.md"
-            if not _safe_segment(item.lesson) or not lesson_path.is_file():
-                self.report(
-                    manifest.loc("items", index, "lesson"),
-                    codes.MISSING_FILE,
-                    f"lesson '{item.lesson}' is listed but {self.rel(lesson_path)} does not exist",
-                )
+            lesson_path = self.listed(
+                manifest.loc("items", index, "lesson"),
+                "lesson",
+                item.lesson,
+                folder / "lessons",
+                f"{item.lesson}.md",
+            )
+            if lesson_path is None:
                 continue
             lesson = self.load_lesson(lesson_path, item.lesson, manifest.id)
             if lesson is not None:
@@ -252,13 +272,11 @@ class _Loader:
     def load_problem(
         self, folder: Path, problem_id: str, chapter: ChapterManifest, index: int
     ) -> Problem | None:
-        path = folder / "problems" / problem_id / "problem.yaml"
-        if not _safe_segment(problem_id) or not path.is_file():
-            self.report(
-                chapter.loc("problems", index),
-                codes.MISSING_FILE,
-                f"problem '{problem_id}' is listed but {self.rel(path)} does not exist",
-            )
+        listed_at = chapter.loc("problems", index)
+        path = self.listed(
+            listed_at, "problem", problem_id, folder / "problems", problem_id, "problem.yaml"
+        )
+        if path is None:
             return None
         meta = self.document(path, WorkedProblem)
         if meta is None:
@@ -271,13 +289,11 @@ class _Loader:
     def load_exercise(
         self, folder: Path, exercise_id: str, chapter: ChapterManifest, index: int
     ) -> ExerciseDoc | None:
-        path = folder / "exercises" / exercise_id / "exercise.yaml"
-        if not _safe_segment(exercise_id) or not path.is_file():
-            self.report(
-                chapter.loc("exercises", index),
-                codes.MISSING_FILE,
-                f"exercise '{exercise_id}' is listed but {self.rel(path)} does not exist",
-            )
+        listed_at = chapter.loc("exercises", index)
+        path = self.listed(
+            listed_at, "exercise", exercise_id, folder / "exercises", exercise_id, "exercise.yaml"
+        )
+        if path is None:
             return None
         meta = self.document(path, Exercise)
         if meta is None:
@@ -292,14 +308,9 @@ class _Loader:
         )
 
     def program(self, folder: Path, name: str, named_at: Location) -> Program:
-        path = folder / name
-        if not _safe_segment(name) or not path.is_file():
-            self.report(
-                named_at,
-                codes.MISSING_FILE,
-                f"program '{name}' does not exist beside {self.rel(folder)}",
-            )
-            return Program(path=self.rel(path), source=None)
+        path = self.listed(named_at, "program", name, folder, name)
+        if path is None:
+            return Program(path=self.rel(folder / shorten(name, 200)), source=None)
         return Program(path=self.rel(path), source=self.text(path))
 
     def files_below(self, folder: Path) -> list[str]:
@@ -310,11 +321,6 @@ class _Loader:
             if path.is_file() and not path.is_symlink():
                 found.append(self.rel(path))
         return found
-
-
-def _safe_segment(name: str) -> bool:
-    """A name that stays inside its folder (no separators, no '..')."""
-    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
 
 
 def load_course(
