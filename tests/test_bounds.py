@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.bounds import NAME_MAX, UnusableName, child, name_problem, shorten
+from coursekit.bounds import NAME_MAX, UnusableName, child, name_problem, ref_number, shorten
 
 
 @pytest.mark.parametrize(
@@ -36,3 +36,11 @@ def test_a_name_of_exactly_name_max_bytes_is_fine_and_a_long_path_is_not(tmp_pat
 def test_shorten_keeps_short_values_and_marks_cut_ones() -> None:
     assert shorten("abc") == "abc"
     assert shorten("x" * 100, 10) == "x" * 9 + "…"
+
+
+def test_ref_number_reads_counts_and_refuses_what_no_course_counts_to() -> None:
+    assert ref_number("7") == 7
+    assert ref_number("0000000000012") == 12  # leading zeros are not digits that count
+    assert ref_number("9" * 9) == 999_999_999
+    assert ref_number("1" + "0" * 9) is None
+    assert ref_number("9" * 5000) is None  # int() itself refuses past 4,300 digits

@@ -1,9 +1,12 @@
-"""Where course text becomes a file name, and how large a file coursekit reads.
+"""Where course text becomes a file name or a number, and how large a file coursekit reads.
 
 Ids in the course (`books: [II]`, `lesson: masks`, `program: solution.py`) become path
 segments. The file system refuses a segment over 255 bytes (`ENAMETOOLONG`) or a path over
 4,096, and a NUL byte cannot be passed to it at all, so such a name is caught here, once, where
 the path is formed, and reported by whoever formed it; no caller needs a try/except.
+
+A reference's number (`fig:2`, `prop:II.2/1`, "Prop. 3") is read with `ref_number`: Python
+refuses to convert more than 4,300 digits, and no course counts past a billion anyway.
 
 Standard library only: the cache (on the warm path) uses `MAX_FILE_BYTES` too.
 """
@@ -16,6 +19,7 @@ from pathlib import Path
 NAME_MAX = 255  # bytes in one path segment (ext4, xfs, btrfs, APFS)
 PATH_MAX = 4096  # bytes in a whole path (Linux)
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a course file larger than this is refused, never read
+MAX_REF_DIGITS = 9  # a figure, proposition or equation number: below a billion
 SHOWN = 60  # characters of an offending value quoted in a message
 
 
@@ -64,3 +68,10 @@ def child(folder: Path, *names: str) -> Path:
 def shorten(text: str, limit: int = SHOWN) -> str:
     """A value as quoted in a message: at most `limit` characters, an ellipsis for the rest."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def ref_number(digits: str) -> int | None:
+    """The number a reference names, or None when it is longer than any count in a course."""
+    if len(digits.lstrip("0")) > MAX_REF_DIGITS:
+        return None
+    return int(digits)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from coursekit.bounds import ref_number
 from coursekit.hints import did_you_mean
 from coursekit.latex_symbols import mask_code
 from coursekit.model.tree import Course
@@ -54,7 +55,8 @@ def _find_links(markdown: str) -> Iterator[Link]:
 @dataclass(frozen=True, slots=True)
 class Mention:
     chapter: str | None
-    number: int
+    number: int | None  # None: more digits than any proposition number
+    digits: str
     offset: int
 
 
@@ -63,7 +65,8 @@ def mentions(text: str, skip: list[tuple[int, int]]) -> Iterator[Mention]:
     for match in _MENTION.finditer(mask_code(text)):
         if any(start <= match.start() < end for start, end in skip):
             continue
-        yield Mention(match.group("chapter"), int(match.group("number")), match.start())
+        digits = match.group("number")
+        yield Mention(match.group("chapter"), ref_number(digits), digits, match.start())
 
 
 def known_chapters(course: Course) -> list[str]:
