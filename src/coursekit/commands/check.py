@@ -71,10 +71,11 @@ def run(
     from coursekit.engine import check
     from coursekit.project import relative_paths
     from coursekit.report import REPORTERS, Report
+    from coursekit.report.base import printable
 
     result = check(project, relative_paths(project.root, paths), options=options, store=store)
     report = Report(diagnostics=result.diagnostics, sources=result.course.texts, color=color)
-    out.write(REPORTERS[output_format](report))
+    out.write(printable(REPORTERS[output_format](report)))  # valid UTF-8 in every format
     if result.crashed:
         return 2
     return 1 if report.errors else 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from coursekit.report.base import Report, reporter
+from coursekit.report.base import Report, printable, reporter
 
 
 @reporter("json")
@@ -13,4 +13,5 @@ def render(report: Report) -> str:
         "diagnostics": [d.as_dict() for d in report.diagnostics],
         "summary": {"errors": report.errors, "warnings": report.warnings},
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    # printable: a file name that is not UTF-8 must not make the whole document invalid UTF-8
+    return printable(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
