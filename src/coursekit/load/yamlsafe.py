@@ -15,10 +15,10 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from coursekit.bounds import MAX_FILE_BYTES  # one cap: the cache keys larger files by stat
 from coursekit.load import codes
 from coursekit.model.base import Source, YamlPath
 
-MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_VALUES = 50_000  # after alias expansion: a "billion laughs" stops here (a real file: < 5,000)
 MAX_DEPTH = 100
 
