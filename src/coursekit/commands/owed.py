@@ -1,7 +1,8 @@
 """`coursekit owed`: per chapter, what is written against what its maturity requires.
 
 A report, not a check: it exits 0 whatever is owed (`check` is what fails a published chapter
-that owes). Exit 2 only for a usage error, such as an unknown `--chapter`.
+that owes). Exit 1 when course.yaml does not load (its diagnostics are printed), exit 2 for a
+usage error, such as an unknown `--chapter`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import TextIO
 
+from coursekit.diagnostics import located
 from coursekit.hints import did_you_mean
 from coursekit.load import load_course
 from coursekit.owed import ChapterOwed, Count, CourseOwed, course_owed
@@ -23,7 +25,11 @@ def run(project: Project, output_format: str, chapters: Sequence[str], out: Text
     if output_format not in FORMATS:
         out.write(f"coursekit owed: --format must be one of {', '.join(FORMATS)}\n")
         return 2
-    course = load_course(project.course_dir, project.root).course
+    loaded = load_course(project.course_dir, project.root)
+    course = loaded.course
+    if course.manifest is None:  # no course to report on: say why, at the file
+        out.write("".join(f"{located(d)}\n" for d in loaded.diagnostics))
+        return 1
     for wanted in chapters:
         if wanted not in course.chapters:
             hint = did_you_mean(wanted, sorted(course.chapters))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,10 +41,29 @@ CHAPTER_ID = re.compile(r"^(?P<book>[0-9A-Z]+)\.(?P<n>[1-9][0-9]*)$")
 MAX_ASSETS = 10_000
 
 
+MANIFESTS = ("course.yaml", "book.yaml", "chapter.yaml")
+NOT_LOADED = {
+    codes.YAML_SYNTAX,
+    codes.UNREADABLE,
+    codes.UNKNOWN_KEY,
+    codes.WRONG_TYPE,
+    codes.MISSING_KEY,
+}
+
+
 @dataclass
 class LoadResult:
     course: Course
     diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def unloaded_manifests(self) -> list[Diagnostic]:
+        """Why a manifest (course.yaml, a book.yaml, a chapter.yaml) did not load: what hides
+        everything listed under it from `owed` and `new`, so they point at it."""
+        return [
+            d
+            for d in self.diagnostics
+            if d.code in NOT_LOADED and d.path.rsplit("/", 1)[-1] in MANIFESTS
+        ]
 
 
 class _Loader:
@@ -103,7 +123,7 @@ class _Loader:
     def load(self) -> Course:
         manifest_path = self.course_dir / "course.yaml"
         self.course.manifest_path = self.rel(manifest_path)
-        if not manifest_path.is_file():
+        if not manifest_path.is_file() and not os.path.lexists(manifest_path):
             self.report(
                 Location(self.course.manifest_path),
                 codes.MISSING_FILE,

@@ -35,7 +35,12 @@ class LoadError(Exception):
 def read_text(path: Path, root: Path) -> str:
     """The file's text, refusing what a course file can never be."""
     try:
-        resolved = path.resolve()
+        try:
+            resolved = path.resolve()
+        except RuntimeError:  # Python 3.11 raises this, not OSError, for a symlink loop
+            raise LoadError(
+                codes.UNREADABLE, f"'{path.name}' is a symbolic link that loops"
+            ) from None
         if not resolved.is_relative_to(root.resolve()):
             raise LoadError(
                 codes.UNREADABLE, f"'{path.name}' is a link that leads outside the course"
