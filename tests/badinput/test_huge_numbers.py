@@ -46,3 +46,10 @@ def test_fix_renumbers_around_a_huge_figure_reference(project: Path) -> None:
     assert after != before
     lesson = (project / LESSON).read_text(encoding="utf-8")
     assert f"(fig:{DIGITS})" in lesson and "[the row](fig:1)" in lesson
+
+
+def test_new_chapter_skips_a_listed_chapter_number_of_5000_digits(project: Path) -> None:
+    replace_in(project / "course/I/book.yaml", "chapters: [I.1]", f"chapters: [I.1, I.{DIGITS}]")
+    result = cli(project, "new", "chapter", "--book", "I", "--title", "Zed", "--dry-run")
+    assert result.code == 0, result.output
+    assert "+id: I.2" in result.output

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from coursekit.authoring.changes import ChangeError, Changeset
 from coursekit.authoring.yamledit import EditError, YamlEditor, render_scalar
-from coursekit.bounds import UnusableName, child
+from coursekit.bounds import UnusableName, child, ref_number
 from coursekit.load import LoadResult, codes
 from coursekit.model.tree import Chapter, Course
 
@@ -94,11 +94,11 @@ def next_chapter_number(book_id: str, listed: list[str], folders: list[str]) -> 
     for chapter_id in listed:
         book, _, number = chapter_id.partition(".")
         if book == book_id and number.isdigit():
-            used.append(int(number))
+            used.append(ref_number(number) or 0)  # past a billion: no chapter's number
     for name in folders:
         head = name.split("-", 1)[0]
         if head.isdigit():
-            used.append(int(head))
+            used.append(ref_number(head) or 0)
     return max(used) + 1
 
 
