@@ -18,6 +18,14 @@ Three layers, each keyed by everything its value depends on:
   timeout, a killed worker, a crash; a verdict that depended on the clock) is never recorded,
   so the next run checks again instead of replaying a slow moment.
 
+A file larger than the loader ever reads (`bounds.MAX_FILE_BYTES`, 4 MiB: a big figure, say) is
+keyed by its stat tuple alone: its content cannot change any result, since coursekit reports
+only its size. Smaller files are hashed in bounded chunks, so a run's memory does not grow with
+the size of a file in the tree.
+
+The cache folder is used only when it is reached without a symbolic link (the folder itself or
+one planted inside it): a link would lead reads, writes and pruning outside the project.
+
 Content hashes are memoised in a stat table (path -> mtime_ns, ctime_ns, size, inode, sha256),
 the strategy git uses for its index: a file whose stat tuple is unchanged keeps its hash,
 unless it is *racily clean* (modified within `RACY_NS` of when the table was written, when a
@@ -42,12 +50,15 @@ from pathlib import Path
 from typing import Any
 
 import coursekit
+from coursekit.bounds import MAX_FILE_BYTES
 from coursekit.project import relative_paths
 
 CACHE_DIR = ".coursekit_cache"
 FORMAT = "v1"  # bump when the layout or any entry's shape changes
 RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp granularity
 MAX_RUNS = 64  # run entries kept; the oldest are pruned
+MAX_ENTRY_BYTES = 256 * 1024 * 1024  # a cache entry larger than this is not ours: a miss
+CHUNK = 1024 * 1024  # bytes hashed at a time
 NOT_IN_KEY = frozenset({"jobs", "progress"})  # options that change how fast, not what
 LIBRARIES = ("sympy", "numpy", "pydantic", "pydantic_core", "ruamel.yaml", "pylatexenc")
 
@@ -68,6 +79,8 @@ def cache_root(project_root: Path) -> Path:
 def _prepare(root: Path) -> Path:
     """Create the cache folder with its .gitignore and CACHEDIR.TAG; the versioned subfolder."""
     base = root / FORMAT
+    if not inside_cache(base / "entry"):
+        raise OSError(f"{root} is (or holds) a symbolic link; the cache is not used")
     if not base.is_dir():
         base.mkdir(parents=True, exist_ok=True)
         _write_if_missing(root / ".gitignore", "# Created by coursekit automatically.\n*\n")
@@ -93,19 +106,51 @@ def clean(project_root: Path) -> bool:
     return True
 
 
+def inside_cache(path: Path) -> bool:
+    """Whether `path` lies in a cache folder reached without a symbolic link on the way.
+
+    The folder is the nearest ancestor named `.coursekit_cache`; it, every folder below it down
+    to `path`, and `path` itself must be what they seem (a link there could point anywhere).
+    """
+    folder = next((p for p in path.parents if p.name == CACHE_DIR), None)
+    if folder is None or os.path.islink(path):
+        return False
+    expected = os.path.join(
+        os.path.realpath(folder.parent), os.path.relpath(path.parent, folder.parent)
+    )
+    return os.path.realpath(path.parent) == os.path.normpath(expected)
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """A cache entry, written whole or not at all (not fsynced: a lost entry is a miss)."""
     from coursekit.atomic import atomic_write_bytes  # only writers pay for tempfile
 
+    if not inside_cache(path):
+        raise OSError(f"{path}: the cache folder is reached through a symbolic link; not written")
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path, data, durable=False)
 
 
 def _read_json(path: Path) -> Any | None:
     try:
+        if not inside_cache(path) or path.stat().st_size > MAX_ENTRY_BYTES:
+            return None
         return json.loads(path.read_bytes())
     except (OSError, ValueError, RecursionError):
         return None
+
+
+def file_digest(path: Path, st: os.stat_result) -> str:
+    """A file's key in the tree digest: its SHA-256 read in chunks, or, for a file larger than
+    the loader reads, its stat tuple (what coursekit reports of it, its size, is in there)."""
+    if st.st_size > MAX_FILE_BYTES:
+        stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
+        return "stat:" + ":".join(map(str, stamp))
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _write_json(path: Path, value: Any) -> bool:
@@ -394,7 +439,7 @@ class TreeDigest:
                 digest = old[5]
             else:
                 try:
-                    digest = sha256((self.course_dir / rel).read_bytes())
+                    digest = file_digest(self.course_dir / rel, st)
                 except OSError:
                     self.safe = False
                     return None
@@ -546,6 +591,8 @@ class RunCache:
 
 
 def _prune(folder: Path, keep: int) -> None:
+    if not inside_cache(folder / "entry"):
+        return
     try:
         entries = [(entry.stat().st_mtime_ns, entry.path) for entry in os.scandir(folder)]
     except OSError:

@@ -13,8 +13,9 @@
     [tool.coursekit.per-file-ignores]
     "course/I/*/chapter.yaml" = ["CK3"]   # fnmatch patterns, project-relative
 
-Any mistake (an unknown key, a wrong type, a selector that names no rule, a limit that is not
-positive) is a `ConfigError`: the command line reports it as a usage error (exit 2).
+Any mistake (an unknown key, a wrong type, a selector that names no rule, a limit outside its
+range: seconds from 0.01 to 3,600, memory from 16 MB to 1 TiB, output from 1 KB to 1 GiB) is a
+`ConfigError`: the command line reports it as a usage error (exit 2).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from coursekit.bounds import shorten
 from coursekit.hints import did_you_mean
 
 
@@ -79,6 +81,15 @@ _LIMIT_KEYS = {
     "exec-output-kb": "exec_output_kb",
 }
 _INT_LIMITS = {"sympy_memory_mb", "exec_memory_mb", "exec_output_kb"}
+# The range each limit may take. Past an hour a check is not waiting for a result but hung; past
+# a terabyte a limit overflows what the kernel takes (`2**62` MB in bytes does not fit a C long).
+_RANGES: dict[str, tuple[float, float, str]] = {
+    "sympy_seconds": (0.01, 3600, "seconds"),
+    "exec_seconds": (0.01, 3600, "seconds"),
+    "sympy_memory_mb": (16, 1_048_576, "MB"),
+    "exec_memory_mb": (16, 1_048_576, "MB"),
+    "exec_output_kb": (1, 1_048_576, "KB"),
+}
 _KEYS = {"course", "select", "ignore", "per-file-ignores", "limits", "output-format", *_LIMIT_KEYS}
 _FORMATS = ("text", "json", "github", "sarif")
 
@@ -91,7 +102,7 @@ def load_config(project_root: Path) -> Config:
         return Config()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+    except (ValueError, OSError) as exc:  # also tomllib's bare ValueError for 5,000 digits
         raise ConfigError(f"{path.name}: {exc}") from None
     tool = data.get("tool", {})
     table = tool.get("coursekit", {}) if isinstance(tool, dict) else {}
@@ -163,17 +174,31 @@ def _limits(table: dict[str, Any], where: str) -> Limits:
         if key not in table and key not in sub:
             continue
         raw = table.get(key, sub.get(key))
-        if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        if (
+            isinstance(raw, bool)
+            or not isinstance(raw, int | float)
+            or (isinstance(raw, float) and not math.isfinite(raw))  # a huge int is no float
+        ):
             raise ConfigError(f"{where} '{key}' must be a number, got {raw!r}")
         if raw <= 0:
             raise ConfigError(f"{where} '{key}' must be positive, got {raw!r}")
+        if name in _INT_LIMITS and isinstance(raw, float) and not raw.is_integer():
+            raise ConfigError(f"{where} '{key}' must be a whole number, got {raw!r}")
+        low, high, unit = _RANGES[name]
+        if not low <= raw <= high:
+            raise ConfigError(
+                f"{where} '{key}' is {shorten(repr(raw))}; it must be between {_number(low)} and "
+                f"{_number(high)} {unit}"
+            )
         if name in _INT_LIMITS:
-            if isinstance(raw, float) and not raw.is_integer():
-                raise ConfigError(f"{where} '{key}' must be a whole number, got {raw!r}")
             values[name] = int(raw)
         else:
             values[name] = float(raw)
     return Limits(**values)  # type: ignore[arg-type]
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
 
 def with_selection(config: Config, select: str | None, ignore: str | None) -> Config:

@@ -73,3 +73,8 @@ class Diagnostic:
             "column": self.column,
             "message": self.message,
         }
+
+
+def located(d: Diagnostic) -> str:
+    """One line, as the text report starts it: `path:line:col: CODE message`."""
+    return f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}"

@@ -206,7 +206,8 @@ def test_a_parent_with_yaml_errors_is_never_rewritten(project_dir: Path) -> None
     broken = book.read_text(encoding="utf-8") + "chapters: [II.1\n"
     book.write_text(broken, encoding="utf-8")
     code, out = run("new", "chapter", "--book", "II", "--title", "Nope")
-    assert code == 2 and "II" in out
+    # a manifest that did not load is bad input: exit 1, pointing at it (issue #19)
+    assert code == 1 and "course/II/book.yaml:" in out and " CK101 " in out
     assert book.read_text(encoding="utf-8") == broken
     assert not any((project_dir / "course/II").glob("3-*"))
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from coursekit.authoring.changes import Changeset
 from coursekit.authoring.yamledit import EditError, YamlEditor
+from coursekit.bounds import ref_number
 from coursekit.config import Config
 from coursekit.load import LoadResult, codes
 from coursekit.markdown import scan
@@ -284,7 +285,8 @@ def _scan(path: str, text: str, chapter_id: str, own: bool, kind: _Kind) -> Iter
 
 
 def _ref(path: str, text: str, begin: int, end: int, number: str) -> _Ref:
-    return _Ref(path, begin, end, int(number), text.count("\n", 0, begin) + 1)
+    value = ref_number(number)  # None: longer than any count, so it names nothing to renumber
+    return _Ref(path, begin, end, -1 if value is None else value, text.count("\n", 0, begin) + 1)
 
 
 def fixer_switch(config: Config) -> Callable[[str], bool]:

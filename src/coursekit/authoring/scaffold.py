@@ -14,6 +14,7 @@ from pathlib import Path
 
 from coursekit.authoring.changes import ChangeError, Changeset
 from coursekit.authoring.yamledit import EditError, YamlEditor, render_scalar
+from coursekit.bounds import UnusableName, child, ref_number
 from coursekit.load import LoadResult, codes
 from coursekit.model.tree import Chapter, Course
 
@@ -96,11 +97,11 @@ def next_chapter_number(book_id: str, listed: list[str], folders: list[str]) -> 
     for chapter_id in listed:
         book, _, number = chapter_id.partition(".")
         if book == book_id and number.isdigit():
-            used.append(int(number))
+            used.append(ref_number(number) or 0)  # past a billion: no chapter's number
     for name in folders:
         head = name.split("-", 1)[0]
         if head.isdigit():
-            used.append(int(head))
+            used.append(ref_number(head) or 0)
     return max(used) + 1
 
 
@@ -148,6 +149,13 @@ class Scaffolder:
 
     def _abs(self, rel: str) -> Path:
         return (self.root / rel).absolute()
+
+    def _path(self, folder: Path, *names: str) -> Path:
+        """`folder / names...`, refused (exit 2) when a name cannot be a file name."""
+        try:
+            return child(folder, *names)
+        except UnusableName as exc:
+            raise ScaffoldError(f"{exc}; pass a shorter --id or --title") from None
 
     def _broken(self, rel: str) -> bool:
         return any(d.path == rel and d.code in BROKEN for d in self.loaded.diagnostics)
@@ -215,7 +223,7 @@ class Scaffolder:
         if manifest is None:
             raise ScaffoldError(f"{self.course.manifest_path or 'course.yaml'} did not load")
         book_id = next_book_id(manifest.books)
-        path = self.course_dir / book_id / "book.yaml"
+        path = self._path(self.course_dir, book_id, "book.yaml")
         text = (
             self._modeline(path, "book")
             + f"id: {render_scalar(book_id)}\n"
@@ -245,7 +253,7 @@ class Scaffolder:
         folders = [p.name for p in book_dir.iterdir() if p.is_dir()] if book_dir.is_dir() else []
         number = next_chapter_number(book_id, book.manifest.chapters, folders)
         chapter_id = f"{book_id}.{number}"
-        folder = book_dir / f"{number}-{self._slug(title, slug)}"
+        folder = self._path(book_dir, f"{number}-{self._slug(title, slug)}")
         path = folder / "chapter.yaml"
         thesis = thesis_placeholder(title)
         name = _plain_title(title)
@@ -316,7 +324,7 @@ class Scaffolder:
             raise ScaffoldError(f"a lesson needs --strand ({', '.join(strands)})")
         if strands and strand not in strands:
             raise ScaffoldError(f"unknown strand '{strand}' (known: {', '.join(strands)})")
-        path = self._abs(chapter.dir) / "lessons" / f"{lesson_id}.md"
+        path = self._path(self._abs(chapter.dir), "lessons", f"{lesson_id}.md")
         body = (
             "This lesson is a draft. Its text is written here, and its formulas, claims, quiz "
             "and further reading are declared in the front matter above as they are added. "
@@ -355,7 +363,7 @@ class Scaffolder:
         problem_id = self._slug(title, slug)
         if problem_id in chapter.manifest.problems:
             raise ScaffoldError(f"problem '{problem_id}' is already listed in {chapter_id}")
-        folder = self._abs(chapter.dir) / "problems" / problem_id
+        folder = self._path(self._abs(chapter.dir), "problems", problem_id, "problem.yaml").parent
         name = _plain_title(title)
         text = (
             self._modeline(folder / "problem.yaml", "problem") + f"title: {render_scalar(title)}\n"
@@ -382,7 +390,9 @@ class Scaffolder:
         exercise_id = self._slug(title, slug)
         if exercise_id in chapter.manifest.exercises:
             raise ScaffoldError(f"exercise '{exercise_id}' is already listed in {chapter_id}")
-        folder = self._abs(chapter.dir) / "exercises" / exercise_id
+        folder = self._path(
+            self._abs(chapter.dir), "exercises", exercise_id, "exercise.yaml"
+        ).parent
         name = _plain_title(title)
         statement = f"The statement of {name} is written here."
         modeline = self._modeline(folder / "exercise.yaml", "exercise")

@@ -131,6 +131,7 @@ def run(
     from coursekit.engine import check
     from coursekit.project import relative_paths
     from coursekit.report import REPORTERS, Report
+    from coursekit.report.base import printable
 
     notes: list[str] = []  # rules may append a line for the summary (shared through options)
     options = {**(options or {}), "notes": notes}
@@ -138,7 +139,7 @@ def run(
     report = Report(
         diagnostics=result.diagnostics, sources=result.course.texts, color=color, notes=notes
     )
-    out.write(REPORTERS[output_format](report))
+    out.write(printable(REPORTERS[output_format](report)))  # valid UTF-8 in every format
     if result.crashed:
         return 2
     return 1 if report.errors else 0

@@ -7,6 +7,7 @@ from typing import TextIO
 
 from coursekit.authoring.changes import ChangeError
 from coursekit.authoring.scaffold import Scaffolder, ScaffoldError
+from coursekit.diagnostics import located
 from coursekit.load import load_course
 from coursekit.project import Project
 
@@ -30,13 +31,26 @@ class NewOptions:
 
 
 def run(project: Project, kind: str, options: NewOptions, dry_run: bool, out: TextIO) -> int:
-    """0: done (or shown); 2: a usage problem (nothing written)."""
+    """0: done (or shown); 1: a manifest it needs did not load; 2: a usage problem. Only 0
+    writes anything, and only inside the project it names."""
     loaded = load_course(project.course_dir, project.root)
     scaffolder = Scaffolder(project.root, project.course_dir, loaded)
     try:
         made = _scaffold(scaffolder, kind, options)
     except ScaffoldError as exc:
+        unloaded = loaded.unloaded_manifests()
+        if unloaded:  # what `new` looked for may be listed in a file that did not load
+            out.write(f"coursekit new {kind}: {exc}; fix what did not load first:\n")
+            out.write("".join(f"{located(d)}\n" for d in unloaded))
+            return 1
         out.write(f"coursekit new {kind}: {exc}\n")
+        return 2
+    outside = [c.path for c in scaffolder.changes.effective if not project.contains(c.path)]
+    if outside:  # through a symbolic link: the project named below is not where it would land
+        out.write(
+            f"coursekit new {kind}: {outside[0]} leads outside the project {project.root}; "
+            "nothing written\n"
+        )
         return 2
     changes = scaffolder.changes
     if dry_run:
@@ -47,7 +61,7 @@ def run(project: Project, kind: str, options: NewOptions, dry_run: bool, out: Te
     except (ChangeError, OSError) as exc:
         out.write(f"coursekit new {kind}: {exc}\n")
         return 2
-    out.write(f"created {kind} {made}\n")
+    out.write(f"created {kind} {made} in {project.root}\n")
     for path in written:
         out.write(f"  wrote {changes.rel(path)}\n")
     return 0

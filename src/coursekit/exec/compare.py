@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 REPR_MAX = 200
+# numpy refuses an array of more dimensions (32 before numpy 2, 64 since): a published list
+# nested deeper is compared element by element instead, never handed to np.asarray.
+MAX_ARRAY_DIMS = 32
 
 
 @dataclass(frozen=True)
@@ -199,16 +202,17 @@ def _array_kind(kind: str) -> str:
 
 
 def _numeric_grid(value: list[Any] | tuple[Any, ...]) -> bool:
-    """A non-empty, rectangular nesting of numbers (or of booleans): a published array."""
+    """A non-empty, rectangular nesting of numbers (or of booleans), at most MAX_ARRAY_DIMS
+    deep: a published array."""
     if not value:
         return False
     leaves: list[Any] = []
 
-    def shape(node: Any) -> tuple[int, ...] | None:
+    def shape(node: Any, depth: int = 1) -> tuple[int, ...] | None:
         if isinstance(node, list | tuple):
-            if not node:
+            if not node or depth > MAX_ARRAY_DIMS:
                 return None
-            shapes = {shape(child) for child in node}
+            shapes = {shape(child, depth + 1) for child in node}
             if len(shapes) != 1 or None in shapes:
                 return None
             (inner,) = shapes

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from coursekit.bounds import UnusableName, child, shorten
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.load import codes
 from coursekit.load.validate import validate
@@ -49,10 +50,29 @@ CHAPTER_ID = re.compile(r"^(?P<book>[0-9A-Z]+)\.(?P<n>[1-9][0-9]*)$")
 MAX_ASSETS = 10_000
 
 
+MANIFESTS = ("course.yaml", "book.yaml", "chapter.yaml")
+NOT_LOADED = {
+    codes.YAML_SYNTAX,
+    codes.UNREADABLE,
+    codes.UNKNOWN_KEY,
+    codes.WRONG_TYPE,
+    codes.MISSING_KEY,
+}
+
+
 @dataclass
 class LoadResult:
     course: Course
     diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def unloaded_manifests(self) -> list[Diagnostic]:
+        """Why a manifest (course.yaml, a book.yaml, a chapter.yaml) did not load: what hides
+        everything listed under it from `owed` and `new`, so they point at it."""
+        return [
+            d
+            for d in self.diagnostics
+            if d.code in NOT_LOADED and d.path.rsplit("/", 1)[-1] in MANIFESTS
+        ]
 
 
 class _Loader:
@@ -155,7 +175,7 @@ class _Loader:
     def load(self) -> Course:
         manifest_path = self.course_dir / "course.yaml"
         self.course.manifest_path = self.rel(manifest_path)
-        if not manifest_path.is_file():
+        if not manifest_path.is_file() and not os.path.lexists(manifest_path):
             self.report(
                 Location(self.course.manifest_path),
                 codes.MISSING_FILE,
@@ -172,18 +192,37 @@ class _Loader:
                 self.unloaded("book", book_id, listed_at, since)
         return self.course
 
-    def load_book(self, book_id: str, listed_at: Location) -> bool:
-        """Load a listed book and its chapters; False when its manifest did not load."""
-        book_dir = self.course_dir / book_id
-        path = book_dir / "book.yaml"
-        if not _safe_segment(book_id) or not self.exists(path):
+    def listed(
+        self, listed_at: Location, what: str, item_id: str, folder: Path, *names: str
+    ) -> Path | None:
+        """The file that a listed id names, or None once the reason it cannot be read is told."""
+        try:
+            path = child(folder, *names)
+        except UnusableName as exc:
             self.report(
                 listed_at,
                 codes.MISSING_FILE,
-                f"book '{book_id}' is listed but {self.rel(path)} does not exist",
-                missing=path,
+                f"{what} '{shorten(item_id)}' cannot name a file: "
+                + ("it" if exc.name == item_id else f"'{shorten(exc.name)}'")
+                + f" {exc.reason}",
             )
+            return None
+        if not self.exists(path):
+            missing = f"is listed but {self.rel(path)} does not exist"
+            if what == "program":
+                missing = f"does not exist beside {self.rel(folder)}"
+            self.report(
+                listed_at, codes.MISSING_FILE, f"{what} '{item_id}' {missing}", missing=path
+            )
+            return None
+        return path
+
+    def load_book(self, book_id: str, listed_at: Location) -> bool:
+        """Load a listed book and its chapters; False when its manifest did not load."""
+        path = self.listed(listed_at, "book", book_id, self.course_dir, book_id, "book.yaml")
+        if path is None:
             return False
+        book_dir = path.parent
         manifest = self.document(path, BookManifest)
         if manifest is None:
             return False
@@ -265,14 +304,14 @@ class _Loader:
             if item.lesson is None:
                 continue
             listed_lessons.add(item.lesson)
-            lesson_path = folder / "lessons" / f"{item.lesson}.md"
-            if not _safe_segment(item.lesson) or not self.exists(lesson_path):
-                self.report(
-                    manifest.loc("items", index, "lesson"),
-                    codes.MISSING_FILE,
-                    f"lesson '{item.lesson}' is listed but {self.rel(lesson_path)} does not exist",
-                    missing=lesson_path,
-                )
+            lesson_path = self.listed(
+                manifest.loc("items", index, "lesson"),
+                "lesson",
+                item.lesson,
+                folder / "lessons",
+                f"{item.lesson}.md",
+            )
+            if lesson_path is None:
                 continue
             lesson = self.load_lesson(lesson_path, item.lesson, manifest.id)
             if lesson is not None:
@@ -322,14 +361,11 @@ class _Loader:
     def load_problem(
         self, folder: Path, problem_id: str, chapter: ChapterManifest, index: int
     ) -> Problem | None:
-        path = folder / "problems" / problem_id / "problem.yaml"
-        if not _safe_segment(problem_id) or not self.exists(path):
-            self.report(
-                chapter.loc("problems", index),
-                codes.MISSING_FILE,
-                f"problem '{problem_id}' is listed but {self.rel(path)} does not exist",
-                missing=path,
-            )
+        listed_at = chapter.loc("problems", index)
+        path = self.listed(
+            listed_at, "problem", problem_id, folder / "problems", problem_id, "problem.yaml"
+        )
+        if path is None:
             return None
         meta = self.document(path, WorkedProblem)
         if meta is None:
@@ -342,14 +378,11 @@ class _Loader:
     def load_exercise(
         self, folder: Path, exercise_id: str, chapter: ChapterManifest, index: int
     ) -> ExerciseDoc | None:
-        path = folder / "exercises" / exercise_id / "exercise.yaml"
-        if not _safe_segment(exercise_id) or not self.exists(path):
-            self.report(
-                chapter.loc("exercises", index),
-                codes.MISSING_FILE,
-                f"exercise '{exercise_id}' is listed but {self.rel(path)} does not exist",
-                missing=path,
-            )
+        listed_at = chapter.loc("exercises", index)
+        path = self.listed(
+            listed_at, "exercise", exercise_id, folder / "exercises", exercise_id, "exercise.yaml"
+        )
+        if path is None:
             return None
         meta = self.document(path, Exercise)
         if meta is None:
@@ -364,15 +397,9 @@ class _Loader:
         )
 
     def program(self, folder: Path, name: str, named_at: Location) -> Program:
-        path = folder / name
-        if not _safe_segment(name) or not self.exists(path):
-            self.report(
-                named_at,
-                codes.MISSING_FILE,
-                f"program '{name}' does not exist beside {self.rel(folder)}",
-                missing=path,
-            )
-            return Program(path=self.rel(path), source=None)
+        path = self.listed(named_at, "program", name, folder, name)
+        if path is None:
+            return Program(path=self.rel(folder / shorten(name, 200)), source=None)
         return Program(path=self.rel(path), source=self.text(path))
 
     def files_below(self, folder: Path) -> list[str]:
@@ -387,11 +414,6 @@ class _Loader:
 
 def _key(path: Path) -> str:
     return os.path.normpath(os.path.abspath(path))
-
-
-def _safe_segment(name: str) -> bool:
-    """A name that stays inside its folder (no separators, no '..')."""
-    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
 
 
 def load_course(

@@ -15,11 +15,11 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from coursekit.bounds import MAX_FILE_BYTES  # one cap: the cache keys larger files by stat
 from coursekit.load import codes
 from coursekit.markdown import front_matter
 from coursekit.model.base import Source, YamlPath
 
-MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_VALUES = 50_000  # after alias expansion: a "billion laughs" stops here (a real file: < 5,000)
 MAX_DEPTH = 100
 
@@ -36,7 +36,12 @@ class LoadError(Exception):
 def read_text(path: Path, root: Path) -> str:
     """The file's text, refusing what a course file can never be."""
     try:
-        resolved = path.resolve()
+        try:
+            resolved = path.resolve()
+        except RuntimeError:  # Python 3.11 raises this, not OSError, for a symlink loop
+            raise LoadError(
+                codes.UNREADABLE, f"'{path.name}' is a symbolic link that loops"
+            ) from None
         if not resolved.is_relative_to(root.resolve()):
             raise LoadError(
                 codes.UNREADABLE, f"'{path.name}' is a link that leads outside the course"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -35,3 +36,16 @@ def reporter(name: str) -> Callable[[Reporter], Reporter]:
         return func
 
     return register
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """Text that encodes as UTF-8 whatever the file names were.
+
+    Python decodes a file name's non-UTF-8 bytes as lone surrogates (`os.fsdecode`); no UTF-8
+    output can carry them, so each becomes U+FFFD, the replacement character. (SARIF's URIs keep
+    the exact bytes, percent-encoded.)
+    """
+    return _SURROGATE.sub("\ufffd", text)

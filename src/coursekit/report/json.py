@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from coursekit.report.base import Report, reporter
+from coursekit.report.base import Report, printable, reporter
 from coursekit.report.span import end_of
 
 
@@ -20,4 +20,5 @@ def render(report: Report) -> str:
         "diagnostics": entries,
         "summary": {"errors": report.errors, "warnings": report.warnings},
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    # printable: a file name that is not UTF-8 must not make the whole document invalid UTF-8
+    return printable(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"

@@ -7,6 +7,7 @@ root under the base id `%SRCROOT%`; columns count Unicode code points, as course
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
@@ -14,7 +15,7 @@ from urllib.parse import quote
 
 from coursekit import DISTRIBUTION, HOMEPAGE, __version__
 from coursekit.diagnostics import Diagnostic
-from coursekit.report.base import Report, reporter
+from coursekit.report.base import Report, printable, reporter
 from coursekit.report.span import end_of
 
 if TYPE_CHECKING:
@@ -81,9 +82,11 @@ def _rules(diagnostics: Iterable[Diagnostic]) -> list[dict[str, Any]]:
 
 
 def _artifact(path: str) -> dict[str, str]:
+    # A URI percent-encodes the name's bytes, so a name that is not UTF-8 is kept exactly.
+    uri = quote(os.fsencode(path))
     if path.startswith("/"):  # outside the project root: an absolute file URI, no base
-        return {"uri": "file://" + quote(path)}
-    return {"uri": quote(path), "uriBaseId": SRCROOT}
+        return {"uri": "file://" + uri}
+    return {"uri": uri, "uriBaseId": SRCROOT}
 
 
 def _result(d: Diagnostic, index: int, sources: Mapping[str, str]) -> dict[str, Any]:
@@ -132,4 +135,4 @@ def document(report: Report) -> dict[str, Any]:
 
 @reporter("sarif")
 def render(report: Report) -> str:
-    return json.dumps(document(report), indent=2, ensure_ascii=False) + "\n"
+    return printable(json.dumps(document(report), indent=2, ensure_ascii=False)) + "\n"

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from coursekit.bounds import ref_number
 from coursekit.hints import did_you_mean
 from coursekit.markdown import scan
 from coursekit.model.tree import Course
@@ -51,7 +52,8 @@ def _find_links(markdown: str) -> Iterator[Link]:
 @dataclass(frozen=True, slots=True)
 class Mention:
     chapter: str | None
-    number: int
+    number: int | None  # None: more digits than any proposition number
+    digits: str
     offset: int
 
 
@@ -60,7 +62,8 @@ def mentions(text: str, skip: list[tuple[int, int]]) -> Iterator[Mention]:
     for match in _MENTION.finditer(scan(text).masked):
         if any(start <= match.start() < end for start, end in skip):
             continue
-        yield Mention(match.group("chapter"), int(match.group("number")), match.start())
+        digits = match.group("number")
+        yield Mention(match.group("chapter"), ref_number(digits), digits, match.start())
 
 
 def known_chapters(course: Course) -> list[str]:

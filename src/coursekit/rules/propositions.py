@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from coursekit.bounds import ref_number, shorten
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._broken import chapter_incomplete
@@ -136,20 +137,20 @@ def prop_refs(course: Course, chapter: Chapter) -> Iterator[PropRef]:
                 continue
             match = _PROP_TARGET.match(link.rest)
             target = match.group("chapter") if match else None
-            number = int(match.group("number")) if match else -1
+            number = ref_number(match.group("number")) if match else None
             yield PropRef(
                 target or chapter.id,
-                number,
+                -1 if number is None else number,
                 text.locate(link.offset),
-                link.target,
+                shorten(link.target),
                 text.lesson is not None,
             )
         for mention in mentions(text.value, spans):
             yield PropRef(
                 mention.chapter or chapter.id,
-                mention.number,
+                -1 if mention.number is None else mention.number,
                 text.locate(mention.offset),
-                f"{mention.chapter + ' ' if mention.chapter else ''}Prop. {mention.number}",
+                f"{mention.chapter + ' ' if mention.chapter else ''}Prop. {shorten(mention.digits)}",
                 text.lesson is not None,
             )
 

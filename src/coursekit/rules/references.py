@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from coursekit.bounds import ref_number, shorten
 from coursekit.hints import did_you_mean
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
@@ -127,11 +128,11 @@ def figure_ref_unresolved(ctx: Context) -> Iterator[Finding]:
                 yield Finding(link.location, message)
             continue
         numbers = [figure.number for figure in target.manifest.figures]
-        if int(match.group("number")) not in numbers:
+        if ref_number(match.group("number")) not in numbers:
             have = f"figures 1–{len(numbers)}" if numbers else "no figures"
             yield Finding(
                 link.location,
-                f"'{link.target}' does not resolve: {chapter_id} has {have}",
+                f"'{shorten(link.target)}' does not resolve: {chapter_id} has {have}",
                 related=(target.path,),
             )
 

@@ -1,0 +1,77 @@
+"""Where course text becomes a file name or a number, and how large a file coursekit reads.
+
+Ids in the course (`books: [II]`, `lesson: masks`, `program: solution.py`) become path
+segments. The file system refuses a segment over 255 bytes (`ENAMETOOLONG`) or a path over
+4,096, and a NUL byte cannot be passed to it at all, so such a name is caught here, once, where
+the path is formed, and reported by whoever formed it; no caller needs a try/except.
+
+A reference's number (`fig:2`, `prop:II.2/1`, "Prop. 3") is read with `ref_number`: Python
+refuses to convert more than 4,300 digits, and no course counts past a billion anyway.
+
+Standard library only: the cache (on the warm path) uses `MAX_FILE_BYTES` too.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+NAME_MAX = 255  # bytes in one path segment (ext4, xfs, btrfs, APFS)
+PATH_MAX = 4096  # bytes in a whole path (Linux)
+MAX_FILE_BYTES = 4 * 1024 * 1024  # a course file larger than this is refused, never read
+MAX_REF_DIGITS = 9  # a figure, proposition or equation number: below a billion
+SHOWN = 60  # characters of an offending value quoted in a message
+
+
+class UnusableName(ValueError):
+    """A name from the course that cannot be a path segment; `reason` says why."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"'{shorten(name)}' {reason}")
+        self.name = name
+        self.reason = reason
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot be one segment of a path inside its folder, or None when it can."""
+    if not name:
+        return "is empty"
+    if name in (".", ".."):
+        return f"is '{name}', which names a folder, not an entry in it"
+    if "/" in name or "\\" in name:
+        return "holds a path separator"
+    if "\x00" in name:
+        return "holds a NUL byte"
+    try:
+        size = len(os.fsencode(name))
+    except UnicodeError:
+        return "holds characters that cannot be written in a file name"
+    if size > NAME_MAX:
+        return f"is {size:,} bytes long; a file name holds at most {NAME_MAX}"
+    return None
+
+
+def child(folder: Path, *names: str) -> Path:
+    """`folder / name / ...`, or `UnusableName` for a segment (or a whole path) too long."""
+    path = folder
+    for name in names:
+        reason = name_problem(name)
+        if reason is not None:
+            raise UnusableName(name, reason)
+        path = path / name
+    size = len(os.fsencode(str(path)))
+    if size >= PATH_MAX:
+        raise UnusableName(names[-1] if names else str(folder), f"makes a path of {size:,} bytes")
+    return path
+
+
+def shorten(text: str, limit: int = SHOWN) -> str:
+    """A value as quoted in a message: at most `limit` characters, an ellipsis for the rest."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def ref_number(digits: str) -> int | None:
+    """The number a reference names, or None when it is longer than any count in a course."""
+    if len(digits.lstrip("0")) > MAX_REF_DIGITS:
+        return None
+    return int(digits)
