@@ -120,3 +120,16 @@ def test_a_blank_or_broken_title_is_refused(tmp_path: Path, title: str) -> None:
     assert code == 2
     assert "--title" in out
     assert not (tmp_path / "new").exists()
+
+
+def test_the_workflow_uploads_the_owed_dashboard_it_writes(tmp_path: Path) -> None:
+    code, out = init(tmp_path)
+    assert code == 0, out
+    workflow = yaml.safe_load((tmp_path / ".github/workflows/course.yml").read_text("utf-8"))
+    steps = workflow["jobs"]["course"]["steps"]
+    written = [s for s in steps if "--format html --output-file" in s.get("run", "")]
+    uploads = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact")]
+    assert len(written) == 1 and len(uploads) == 1
+    page = written[0]["run"].split("--output-file")[1].split()[0]
+    assert uploads[0]["with"]["path"] == page
+    assert steps.index(written[0]) < steps.index(uploads[0])
