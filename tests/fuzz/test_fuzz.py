@@ -108,7 +108,7 @@ def run_case(ws: Workspace, case: int) -> str | None:
     """One case; None if coursekit behaved, else what went wrong."""
     rng = random.Random(f"{SEED}:{case}")
     kinds = choose_kinds(rng, rng.choice([1, 1, 1, 2, 3]), held_out=not WITH_HELD_OUT)
-    mutations = [apply(rng, ws, kind) for kind in kinds]
+    mutations = [apply(rng, ws, kind, held_out=not WITH_HELD_OUT) for kind in kinds]
     before = read_tree(ws.root)
     problems: list[str] = []
     outputs: list[str] = []
@@ -175,7 +175,10 @@ def test_mutated_courses_never_crash_nor_write(workspace: Workspace, shard: int)
 @pytest.mark.parametrize("case", [7, 8])
 def test_a_few_mutated_courses_through_the_real_cli(workspace: Workspace, case: int) -> None:
     rng = random.Random(f"{SEED}:cli:{case}")
-    mutations = [apply(rng, workspace, k) for k in choose_kinds(rng, 2, held_out=not WITH_HELD_OUT)]
+    mutations = [
+        apply(rng, workspace, k, not WITH_HELD_OUT)
+        for k in choose_kinds(rng, 2, held_out=not WITH_HELD_OUT)
+    ]
     before = read_tree(workspace.root)
     outputs = []
     for extra in ([], ["--no-cache"]):
@@ -201,3 +204,40 @@ def test_a_few_mutated_courses_through_the_real_cli(workspace: Workspace, case: 
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1], mutations
     assert read_tree(workspace.root) == before, mutations
+
+
+def test_the_fuzzer_reports_a_planted_crash_and_a_planted_write(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The harness itself can fail: a crash, a write and a stale cache are each caught."""
+    from coursekit.commands import check
+
+    real = check.run_cached
+
+    def crashing(*args: object, **kwargs: object) -> int:
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(check, "run_cached", crashing)
+    failure = run_case(workspace, 1)
+    assert failure is not None and "internal error: RuntimeError: planted" in failure
+
+    def writing(*args: object, **kwargs: object) -> int:
+        (workspace.root / "course" / "planted.md").write_text("x", encoding="utf-8")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(check, "run_cached", writing)
+    failure = run_case(workspace, 1)
+    assert failure is not None and "the tree changed on disk" in failure
+    assert not (workspace.root / "course" / "planted.md").exists()  # and put back
+
+    calls: list[int] = []
+
+    def stale(*args: object, **kwargs: object) -> int:
+        calls.append(1)
+        out = args[3]
+        out.write("first\n" if len(calls) % 2 else "second\n")  # type: ignore[attr-defined]
+        return 0
+
+    monkeypatch.setattr(check, "run_cached", stale)
+    failures = [run_case(workspace, case) or "" for case in range(8)]
+    assert any("cached and uncached differ" in failure for failure in failures)
