@@ -188,7 +188,7 @@ def test_the_second_lesson_of_the_fix_is_really_touched(project_dir: Path) -> No
 def test_the_real_cli_killed_mid_write_by_the_delay_hook(
     tmp_path: Path, template: Path, attempt: int
 ) -> None:
-    """The same through the installed entry point, killed at a random moment while it writes."""
+    """The same through the real command line, killed while it writes (the journal exists)."""
     _break_numbering(template)
     root = tmp_path / "project"
     _fresh(template, root)
@@ -196,10 +196,15 @@ def test_the_real_cli_killed_mid_write_by_the_delay_hook(
     env = {**os.environ, "COURSEKIT_TEST_WRITE_DELAY": "0.02"}
     cli = [sys.executable, "-m", "coursekit"]
     proc = subprocess.Popen([*cli, "fix"], cwd=root, env=env, stdout=subprocess.DEVNULL)
-    time.sleep(0.4 + 0.15 * attempt)
+    deadline = time.monotonic() + 60
+    while not journal.journal_path(root).exists() and proc.poll() is None:
+        assert time.monotonic() < deadline, "fix never started writing"
+        time.sleep(0.005)
+    time.sleep(0.05 * attempt)  # while staging, at the commit point, while renaming
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    subprocess.run([*cli, "owed"], cwd=root, check=True, stdout=subprocess.DEVNULL)
+    assert proc.wait() == -signal.SIGKILL, "fix finished before it could be killed"
+    recovered = subprocess.run([*cli, "owed"], cwd=root, capture_output=True, check=True)
+    assert b"interrupted write" in recovered.stderr
     now = tree(root)
     _fresh(template, root)
     subprocess.run([*cli, "fix"], cwd=root, stdout=subprocess.DEVNULL)
