@@ -1,6 +1,10 @@
-"""nox sessions: tests, lint, typecheck, course (the bundled course must pass its own check)."""
+"""nox sessions: tests, lint, typecheck, course (the bundled course must pass its own check);
+`fuzz` (not run by default): many more mutated courses than the normal test run does."""
 
 from __future__ import annotations
+
+import os
+import tempfile
 
 import nox
 
@@ -32,3 +36,35 @@ def course(session: nox.Session) -> None:
     session.install("-e", ".")
     session.run("coursekit", "check")
     session.run("coursekit", "schema", "--check")
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """`nox -s fuzz [-- CASES [SEED]]`: tests/fuzz with 10,000 cases by default, then its figures."""
+    session.install("-e", ".[test]")
+    cases = session.posargs[0] if session.posargs else "10000"
+    seed = session.posargs[1] if len(session.posargs) > 1 else "19"
+    report = os.path.join(tempfile.mkdtemp(prefix="coursekit-fuzz-"), "report.jsonl")
+    env = {
+        "COURSEKIT_FUZZ_CASES": cases,
+        "COURSEKIT_FUZZ_SEED": seed,
+        "COURSEKIT_FUZZ_SHARDS": "40",
+    }
+    env["COURSEKIT_FUZZ_REPORT"] = report
+    try:
+        session.run(
+            "python",
+            "-m",
+            "pytest",
+            "tests/fuzz",
+            "-q",
+            "-n",
+            "2",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            "never_crash",
+            env=env,
+        )
+    finally:
+        session.run("python", "tests/fuzz/summary.py", report)

@@ -5,32 +5,38 @@ The new content goes to a temporary file in the same directory, is flushed and f
 The target's permission bits are kept. Course files are written durably; cache entries skip
 the fsyncs (`durable=False`): one lost in a crash is only a miss.
 
-`COURSEKIT_TEST_WRITE_DELAY` (seconds, a float) is a test hook: when set, the writer writes in
-small chunks and sleeps between them, so a test can kill the process mid-write.
+Two test hooks mark every *write boundary* (after each chunk written, each rename, each journal
+step of `coursekit.journal`): `COURSEKIT_TEST_WRITE_DELAY` (seconds, a float) makes the writer
+write in small chunks and sleep at each boundary, so a test can kill the process mid-write;
+`COURSEKIT_TEST_KILL_AT=N` makes the process SIGKILL itself at its N-th boundary, so a test can
+stop a command at every boundary in turn, deterministically.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import tempfile
 import time
 from pathlib import Path
 
 _DELAY_ENV = "COURSEKIT_TEST_WRITE_DELAY"
+_KILL_ENV = "COURSEKIT_TEST_KILL_AT"
 _CHUNK = 4096
+_boundaries_passed = 0
 
 
 def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
     """Replace (or create) `path` with `data`, atomically."""
     folder = path.parent
-    mode = _mode_of(path)
+    mode = mode_of(path)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as handle:
-            _write_all(handle.fileno(), data)
+            write_all(handle.fileno(), data, hooked=durable)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
@@ -41,7 +47,8 @@ def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
             tmp.unlink()
         raise
     if durable:
-        _fsync_dir(folder)
+        fsync_dir(folder)
+        boundary()
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -49,20 +56,43 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    delay = _test_delay()
+def write_all(fd: int, data: bytes, hooked: bool = True) -> None:
+    """Write every byte of `data` to `fd` (in small chunks, each a boundary, under a test hook).
+
+    Cache entries pass `hooked=False`: the hooks are about course files, and a check that
+    writes dozens of entries would otherwise drown the boundaries a test means to hit.
+    """
+    hooked = hooked and _hooks_active()
     view = memoryview(data)
     offset = 0
-    chunk = _CHUNK if delay else len(data) or 1
+    chunk = _CHUNK if hooked else len(data) or 1
     while offset < len(view):
         written = os.write(fd, view[offset : offset + chunk])
         offset += written
-        if delay:
-            time.sleep(delay)
+        if hooked:
+            boundary()
 
 
-def _test_delay() -> float:
-    raw = os.environ.get(_DELAY_ENV)
+def boundary() -> None:
+    """A write boundary: a no-op unless a test hook is set (see the module docstring)."""
+    global _boundaries_passed
+    if not _hooks_active():
+        return
+    _boundaries_passed += 1
+    kill_at = _env_number(_KILL_ENV)
+    if kill_at and _boundaries_passed >= kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+    delay = _env_number(_DELAY_ENV)
+    if delay:
+        time.sleep(delay)
+
+
+def _hooks_active() -> bool:
+    return bool(os.environ.get(_DELAY_ENV) or os.environ.get(_KILL_ENV))
+
+
+def _env_number(name: str) -> float:
+    raw = os.environ.get(name)
     if not raw:
         return 0.0
     try:
@@ -71,7 +101,7 @@ def _test_delay() -> float:
         return 0.0
 
 
-def _mode_of(path: Path) -> int:
+def mode_of(path: Path) -> int:
     try:
         return stat.S_IMODE(path.stat().st_mode)
     except OSError:
@@ -80,7 +110,7 @@ def _mode_of(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:

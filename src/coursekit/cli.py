@@ -18,15 +18,35 @@ from coursekit.project import Project, find_project
 FORMATS = ["text", "json", "github", "sarif"]
 
 
-def _project(course: Path | None) -> Project:
+def _project(course: Path | None, sweep: bool = False) -> Project:
+    """The project, after finishing any command that was interrupted there (`coursekit.journal`).
+
+    `sweep` (the commands that write the course) also removes temporary files a killed write
+    left in the course tree.
+    """
     try:
-        return find_project(Path.cwd(), course)
+        project = find_project(Path.cwd(), course)
     except ConfigError as exc:
         message = str(exc)
         if course is not None and (course / "course" / "course.yaml").is_file():
             # `--course .` from the repository root: the course is the folder inside it.
             message += f"; did you mean --course {course / 'course'}?"
         raise click.UsageError(message) from None
+    from coursekit import journal
+
+    try:
+        notes = journal.recover(project.root)
+        if sweep:
+            notes += [
+                f"removed {p} (left by an interrupted write)"
+                for p in journal.sweep(project.course_dir)
+            ]
+    except (journal.JournalError, OSError) as exc:
+        click.echo(f"coursekit: {exc}", err=True)
+        sys.exit(2)
+    for note in notes:
+        click.echo(f"coursekit: {note}", err=True)
+    return project
 
 
 def _default_format(project: Project) -> str:
@@ -397,7 +417,7 @@ def new_command(
         status=status,
         program=program,
     )
-    sys.exit(new.run(_project(course), kind, options, dry_run, sys.stdout))
+    sys.exit(new.run(_project(course, sweep=True), kind, options, dry_run, sys.stdout))
 
 
 @main.command("fix")
@@ -408,4 +428,4 @@ def fix_command(paths: tuple[Path, ...], show_diff: bool, course: Path | None) -
     """Apply the safe fixes (renumbering, ids derivable from folders); --diff shows them."""
     from coursekit.commands import fix
 
-    sys.exit(fix.run(_project(course), paths, show_diff, sys.stdout))
+    sys.exit(fix.run(_project(course, sweep=True), paths, show_diff, sys.stdout))

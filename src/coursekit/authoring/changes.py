@@ -1,4 +1,4 @@
-"""A set of planned file changes: shown as a unified diff, or written atomically."""
+"""A set of planned file changes: shown as a unified diff, or written all together or not at all."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coursekit.atomic import atomic_write_text
+from coursekit.journal import JournalError, commit
 
 
 class ChangeError(Exception):
@@ -77,7 +77,7 @@ class Changeset:
         return "".join(chunks)
 
     def apply(self) -> list[Path]:
-        """Write every change: new files first, then the manifests that list them.
+        """Write every change or none (`coursekit.journal`): new files, then their manifests.
 
         A file changed on disk since it was read is not overwritten (`ChangeError`).
         """
@@ -88,12 +88,16 @@ class Changeset:
                 raise ChangeError(f"{self.rel(change.path)} appeared meanwhile; not overwritten")
             if change.old is not None and on_disk != change.old:
                 raise ChangeError(f"{self.rel(change.path)} changed meanwhile; run again")
-        written: list[Path] = []
-        for change in sorted(effective, key=lambda c: (c.old is not None, str(c.path))):
-            change.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(change.path, change.new)
-            written.append(change.path)
-        return written
+            if not change.path.is_relative_to(self.root):
+                raise ChangeError(f"{change.path} is outside the project {self.root}; not written")
+        writes = [
+            (c.path, None if c.old is None else c.old.encode("utf-8"), c.new.encode("utf-8"))
+            for c in effective
+        ]
+        try:
+            return commit(self.root, writes)
+        except JournalError as exc:
+            raise ChangeError(str(exc)) from None
 
 
 def _read(path: Path) -> str | None:
