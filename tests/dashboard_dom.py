@@ -9,6 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+#: The seed chapter page's own counters (II.2 in tests/fixtures/seed-course/), as the dashboard
+#: must show them: strands written/required, problems, variants, exercises and what it owes.
+SEED_COUNTERS = {
+    "basics": "3/9",
+    "concept": "2/2",
+    "theory": "0/2",
+    "mathematics": "0/9",
+    "practice": "0/6",
+    "Problems": "0/3",
+    "Variants": "0/3",
+    "Exercises": "0/6",
+    "Owes": "9",
+}
+
 
 @dataclass
 class Cell:
