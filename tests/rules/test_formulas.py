@@ -264,6 +264,7 @@ def test_equation_label_without_formula(tiny_course: Path) -> None:
     write_lesson(tiny_course, body=BODY.replace("{#eq:grid}", "{#eq:gird}"))
     (found,) = findings(tiny_course, "CK811")
     assert "did you mean 'grid'" in found.message
+    assert REGISTRY["CK811"].severity == "error"  # a mistyped label must not pass as checked
 
 
 def test_quiz_answer_disagrees(tiny_course: Path) -> None:

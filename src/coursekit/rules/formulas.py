@@ -489,10 +489,11 @@ def formula_not_shown(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK811", "equation-unknown", Severity.WARNING)
+@rule("CK811", "equation-unknown")
 def equation_unknown(ctx: Context) -> Iterator[Finding]:
     """A display equation is labelled `{#eq:NAME}` but the lesson declares no formula `NAME`,
-    so nothing checks what it shows.
+    so nothing checks what it shows: an error, since a label mistyped would otherwise leave the
+    display unverified while it looks checked.
 
     Fails:
         $$2 T d^2$$ {#eq:recurence}

@@ -31,7 +31,7 @@ class Outcome:
     kept: bool = True
 
 
-E, W = Severity.ERROR, Severity.WARNING
+E = Severity.ERROR
 
 #: CK801 also takes a claim's ``error`` that points into formula text (it has an offset).
 CLAIM_SYNTAX_CODE = "CK801"
@@ -70,7 +70,7 @@ MATHS.update(
         ("equation", "error"): Outcome("CK802", E, "the LaTeX is outside the supported subset"),
         ("equation", "false"): Outcome("CK803", E, "the LaTeX shows another expression"),
         ("equation", "missing"): Outcome(
-            "CK811", W, "the label names no declared formula, so nothing checks it"
+            "CK811", E, "the label names no declared formula, so nothing checks it"
         ),
         ("number", "false"): Outcome("CK808", E, "the prose shows another number"),
         ("number", "error"): Outcome("CK808", E, "the prose number cannot be read"),
