@@ -35,6 +35,7 @@ CLONE_NEWNET = 0x40000000
 MS_RDONLY = 0x1
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
+MS_REMOUNT = 0x20
 MS_NOEXEC = 0x8
 MS_BIND = 0x1000
 MS_REC = 0x4000
@@ -59,6 +60,8 @@ INNER = "/fs"
 SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
 #: Single files from /etc that hold nothing about the host: the loader's cache only.
 SYSTEM_FILES = ("/etc/ld.so.cache",)
+#: A /tmp of the job's own, where a root lies below the host's /tmp (sticky, like the host's).
+_TMP_OPTIONS = "size={mb}m,nr_inodes=4096,mode=1777"
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -132,6 +135,12 @@ def enter_namespaces(base: str, roots: list[str]) -> None:
     # capabilities over mounts of its own.
     inner = base + INNER
     os.mkdir(inner, 0o755)
+    if any(path == "/tmp" or path.startswith("/tmp/") for path in roots):
+        # A root lies below /tmp (a virtualenv in a clone under /tmp, as a CI runner may have
+        # it), so /tmp must be a folder holding its bind mount rather than a link to the job's
+        # folder: a tmpfs of its own, which `mount_job_dir` makes writable and sizes per job.
+        os.mkdir(inner + "/tmp", 0o755)
+        _mount("tmpfs", inner + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, _TMP_OPTIONS.format(mb=1))
     for path in (*SYSTEM_DIRS, *roots):
         _bind_tree(inner, path)
     for path in (*SYSTEM_FILES, *DEVICES):
@@ -139,7 +148,7 @@ def enter_namespaces(base: str, roots: list[str]) -> None:
             _bind_file(inner, path)
     with contextlib.suppress(FileExistsError):
         os.symlink("/proc/self/fd", inner + "/dev/fd")
-    with contextlib.suppress(FileExistsError):  # programs that write to /tmp by name
+    if not os.path.lexists(inner + "/tmp"):  # programs that write to /tmp by name
         os.symlink(JOB_DIR, inner + "/tmp")
     for name in ("proc", JOB_DIR.lstrip("/")):
         os.makedirs(os.path.join(inner, name), mode=0o755, exist_ok=True)
@@ -199,6 +208,19 @@ def mount_job_dir(uid: int, disk_mb: int) -> str:
     """The job's working directory: a fresh, size-limited tmpfs owned by ``uid``."""
     options = f"size={disk_mb}m,nr_inodes=4096,mode=0700,uid={uid},gid={uid}"
     _mount("tmpfs", JOB_DIR, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    if os.path.isdir("/tmp") and not os.path.islink("/tmp"):
+        # /tmp is the tmpfs `enter_namespaces` made below a root under /tmp: writable for this
+        # job (its mount only; the bind mounts inside it stay read-only), with the same size
+        # limit as the job's folder.
+        flags = MS_REMOUNT | MS_NOSUID | MS_NODEV
+        _mount(None, "/tmp", None, flags, _TMP_OPTIONS.format(mb=disk_mb))
+        attr = _MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)
+        check(
+            _libc.syscall(
+                SYS_MOUNT_SETATTR, AT_FDCWD, b"/tmp", 0, ctypes.byref(attr), ctypes.sizeof(attr)
+            ),
+            "mount_setattr(/tmp, clear RDONLY)",
+        )
     return JOB_DIR
 
 
