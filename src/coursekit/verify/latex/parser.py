@@ -1,38 +1,5 @@
-r"""The LaTeX a reader sees, parsed into the same tree as the declared formulas.
-
-Route chosen: a small hand-written tokenizer and a recursive-descent parser, producing
-:mod:`coursekit.verify.tree` nodes.  Why not the alternatives:
-
-* ``sympy.parsing.latex.parse_latex`` needs an exact ANTLR runtime (or the lark backend, which
-  rejects implicit products such as ``2 T^2 d``), names ``W_{hh}`` ``W_{h*h}`` with no assumptions,
-  and costs ~370 ms to import;
-* pylatexenc's walker would tokenise macros and groups for us, but it knows nothing of maths:
-  operator precedence, implicit products, sub/superscripts binding to the previous atom and
-  ``\left( ... \right)`` would still need a parser over its flat node list, and offsets would have
-  to be mapped back.  A tokenizer for the maths subset is ~80 lines with exact offsets and a closed
-  whitelist (an unknown macro is an error, not something to guess at).
-
-The subset (anything else is a :class:`~coursekit.verify.expr.FormulaError` with an offset):
-
-* numbers ``512``, ``1.95``, ``26{,}214{,}400`` (digits must be contiguous; ``{,}`` groups);
-* single letters, each its own symbol: ``Td`` is ``T*d``; Greek macros ``\alpha`` -> ``alpha``
-  (``\lambda`` -> ``lamda``, sympy's spelling, since ``lambda`` is a Python keyword; ``\pi`` is
-  the constant);
-* subscripts name symbols: ``d_h`` -> ``d_h``, ``W_{hh}`` -> ``W_hh``, ``\alpha_{ij}`` ->
-  ``alpha_ij``, ``d_{\text{model}}`` -> ``d_model``;
-* ``\mathrm{grid}``, ``\text{grid}``, ``\operatorname{grid}`` with an identifier inside are the
-  name ``grid`` (so a declared formula can be referred to by name);
-* powers ``x^2``, ``x^{T+1}`` (a bare ``^23`` is ``^2`` followed by ``3``, as in TeX);
-* ``+ - * /``, ``\cdot``, ``\times``, ``\div``, ``\frac{a}{b}`` (also ``\dfrac``, ``\tfrac``,
-  ``\frac12``), ``\sqrt{x}``, ``\sqrt[n]{x}``, ``\exp``, ``\log``, ``\log_b``, ``\ln``, ``\sin``,
-  ``\cos``, ``\tan``, ``\tanh``, ``\max``, ``\min``;
-* grouping with ``( )``, ``[ ]``, ``{ }``, ``\{ \}``, ``\left( ... \right)`` and ``\bigl``-style
-  sizes; spacing ``\, \; \: \! \quad \qquad``, ``\displaystyle`` and ``&`` are ignored;
-* implicit products bind tighter than an explicit ``/``, ``\cdot`` or ``\times``:
-  ``T/2d`` is ``T/(2*d)``, as a reader reads it;
-* sentence punctuation (``.`` ``,`` ``;``) at the very end is ignored;
-* an ``=`` chain is split at top level into sides; a side that is only a label --
-  ``\text{..}``, ``\mathrm{..}`` (optionally subscripted) -- carries no expression.
+"""The recursive-descent grammar of the LaTeX maths subset (see :mod:`coursekit.verify.latex`),
+producing :mod:`coursekit.verify.tree` nodes with exact offsets.
 """
 
 from __future__ import annotations
@@ -40,79 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits, check_constants
-from coursekit.verify.tree import BinOp, Call, Name, Neg, Node, Num, node_count
-
-_GREEK_NAMES = (
-    "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa mu nu xi "
-    "omicron rho varrho sigma varsigma tau upsilon phi varphi chi psi omega "
-    "Gamma Delta Theta Lambda Xi Sigma Upsilon Phi Psi Omega"
+from coursekit.verify.latex.tokens import (
+    FUNCTION_MACROS,
+    GREEK,
+    MUL_MACROS,
+    OPEN,
+    Tok,
+    TokenCursor,
+    identifier,
 )
-GREEK: dict[str, str] = {name: name for name in _GREEK_NAMES.split(" ")}
-GREEK["lambda"] = "lamda"
-
-FUNCTION_MACROS: dict[str, str] = {
-    "exp": "exp",
-    "log": "log",
-    "ln": "ln",
-    "sin": "sin",
-    "cos": "cos",
-    "tan": "tan",
-    "tanh": "tanh",
-    "max": "Max",
-    "min": "Min",
-}
-
-TEXT_MACROS = frozenset(
-    {
-        "text",
-        "mathrm",
-        "textrm",
-        "operatorname",
-        "mathit",
-        "textit",
-        "mathsf",
-        "textsf",
-        "mathbf",
-        "textbf",
-    }
-)
-SPACING = frozenset(
-    {
-        ",",
-        ";",
-        ":",
-        "!",
-        ">",
-        " ",
-        "quad",
-        "qquad",
-        "displaystyle",
-        "textstyle",
-        "big",
-        "Big",
-        "bigg",
-        "Bigg",
-        "bigl",
-        "bigr",
-        "Bigl",
-        "Bigr",
-        "biggl",
-        "biggr",
-        "Biggl",
-        "Biggr",
-    }
-)
-MUL_MACROS = frozenset({"cdot", "times", "ast"})
-OPEN = {"(": ")", "[": "]", "\\{": "\\}"}
-
-
-@dataclass(frozen=True)
-class Tok:
-    kind: str  # "cmd" | "char" | "text" | "end"
-    value: str  # macro name without backslash, the character, or the text macro name
-    offset: int
-    content: str = ""  # for "text": the raw contents of the braces
+from coursekit.verify.tree import BinOp, Call, Name, Neg, Node, Num
 
 
 @dataclass(frozen=True)
@@ -124,116 +28,9 @@ class Side:
     source: str
 
 
-def tokenize(text: str) -> list[Tok]:
-    toks: list[Tok] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch.isspace() or ch == "~":
-            i += 1
-            continue
-        if ch == "%":
-            while i < n and text[i] != "\n":
-                i += 1
-            continue
-        if ch == "\\":
-            j = i + 1
-            if j < n and text[j].isalpha():
-                while j < n and text[j].isalpha():
-                    j += 1
-                name = text[i + 1 : j]
-                if name in TEXT_MACROS:
-                    k = j
-                    while k < n and text[k].isspace():
-                        k += 1
-                    if k >= n or text[k] != "{":
-                        raise FormulaError(f"\\{name} needs a {{...}} argument", i, text)
-                    depth, m = 1, k + 1
-                    while m < n and depth:
-                        depth += {"{": 1, "}": -1}.get(text[m], 0)
-                        m += 1
-                    if depth:
-                        raise FormulaError("unbalanced braces", k, text)
-                    toks.append(Tok("text", name, i, text[k + 1 : m - 1]))
-                    i = m
-                    continue
-                toks.append(Tok("cmd", name, i))
-                i = j
-                continue
-            if j < n:
-                toks.append(Tok("cmd", text[j], i))
-                i = j + 1
-                continue
-            raise FormulaError("lone backslash", i, text)
-        toks.append(Tok("char", ch, i))
-        i += 1
-    # Sentence punctuation closing a display ("... = \\frac{T}{d}.") is not maths.
-    while toks and toks[-1].kind == "char" and toks[-1].value in ".,;":
-        toks.pop()
-    toks.append(Tok("end", "", n))
-    return [
-        t
-        for t in toks
-        if not (t.kind == "cmd" and t.value in SPACING)
-        and not (t.kind == "char" and t.value == "&")
-    ]
+class _Parser(TokenCursor):
+    """The grammar: one method per rule, each consuming tokens and returning a tree node."""
 
-
-_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-
-def _identifier(content: str) -> str | None:
-    s = content.strip()
-    if s and (s[0].isalpha() and s.isascii()) and all(c in _IDENT_CHARS for c in s):
-        return s
-    return None
-
-
-class _Parser:
-    def __init__(self, text: str, limits: Limits):
-        self.text = text
-        self.toks = tokenize(text)
-        self.i = 0
-        self.limits = limits
-
-    # -- token helpers -----------------------------------------------------------------------
-    @property
-    def tok(self) -> Tok:
-        return self.toks[self.i]
-
-    def advance(self) -> Tok:
-        t = self.toks[self.i]
-        if t.kind != "end":
-            self.i += 1
-        return t
-
-    def fail(self, message: str, tok: Tok | None = None) -> FormulaError:
-        return FormulaError(message, (tok or self.tok).offset, self.text)
-
-    def is_char(self, value: str, tok: Tok | None = None) -> bool:
-        t = tok or self.tok
-        return t.kind == "char" and t.value == value
-
-    def is_cmd(self, value: str, tok: Tok | None = None) -> bool:
-        t = tok or self.tok
-        return t.kind == "cmd" and t.value == value
-
-    def expect_char(self, value: str) -> Tok:
-        if not self.is_char(value):
-            raise self.fail(f"expected '{value}'{self.found()}")
-        return self.advance()
-
-    def found(self) -> str:
-        t = self.tok
-        if t.kind == "end":
-            return ", found the end"
-        if t.kind == "cmd":
-            return f", found \\{t.value}"
-        if t.kind == "text":
-            return f", found \\{t.value}{{{t.content}}}"
-        return f", found '{t.value}'"
-
-    # -- grammar -----------------------------------------------------------------------------
     def sides(self) -> list[Side]:
         out: list[Side] = []
         while True:
@@ -390,7 +187,7 @@ class _Parser:
             return GREEK[t.value]
         if t.kind == "text":
             self.advance()
-            ident = _identifier(t.content)
+            ident = identifier(t.content)
             if ident is None:
                 raise self.fail(f"subscript text {t.content!r} is not an identifier", t)
             return ident
@@ -403,8 +200,8 @@ class _Parser:
                     parts.append(u.value)
                 elif u.kind == "cmd" and u.value in GREEK:
                     parts.append(GREEK[u.value])
-                elif u.kind == "text" and _identifier(u.content):
-                    parts.append(_identifier(u.content) or "")
+                elif u.kind == "text" and identifier(u.content):
+                    parts.append(identifier(u.content) or "")
                 elif u.kind == "end":
                     raise self.fail("unbalanced '{' in subscript", t)
                 else:
@@ -466,7 +263,7 @@ class _Parser:
                 return node, False
         if t.kind == "text":
             self.advance()
-            ident = _identifier(t.content)
+            ident = identifier(t.content)
             if ident is None:
                 raise self.fail(
                     f"text {t.content!r} inside an expression (only a whole side may be a label)", t
@@ -615,38 +412,3 @@ class _Parser:
             if len(digits) > self.limits.max_literal_digits:
                 raise self.fail("number too long", t)
         return Num(Fraction(digits), t.offset)
-
-
-def parse_latex_sides(text: str, *, limits: Limits = DEFAULT_LIMITS) -> list[Side]:
-    """Parse an ``=`` chain into its sides (labels have ``node=None``)."""
-    if len(text) > limits.max_length:
-        raise FormulaError(f"LaTeX longer than {limits.max_length} characters", 0, text)
-    if not text.strip():
-        raise FormulaError("empty equation", 0, text)
-    parser = _Parser(text, limits)
-    if len(parser.toks) > limits.max_nodes * 4:
-        raise FormulaError("equation too long", 0, text)
-    try:
-        sides = parser.sides()
-    except RecursionError:
-        raise FormulaError("equation too deeply nested", 0, text) from None
-    total = sum(node_count(s.node) for s in sides if s.node is not None)
-    if total > limits.max_nodes * 4:
-        raise FormulaError("equation has too many terms", 0, text)
-    for side in sides:
-        if side.node is not None:
-            check_constants(side.node, limits=limits, text=text)
-    return sides
-
-
-def parse_latex(text: str, *, limits: Limits = DEFAULT_LIMITS) -> Node:
-    """Parse LaTeX that shows exactly one expression (labels allowed around ``=``)."""
-    sides = [s for s in parse_latex_sides(text, limits=limits) if s.node is not None]
-    if len(sides) != 1:
-        raise FormulaError(f"expected one expression, found {len(sides)}", 0, text)
-    node = sides[0].node
-    assert node is not None
-    return node
-
-
-__all__ = ["GREEK", "Side", "parse_latex", "parse_latex_sides", "tokenize"]
