@@ -21,11 +21,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from coursekit import codes
 from coursekit.authoring.changes import Changeset
 from coursekit.authoring.yamledit import EditError, YamlEditor
 from coursekit.bounds import ref_number
 from coursekit.config import Config
-from coursekit.load import LoadResult, codes
+from coursekit.load import LoadResult
 from coursekit.markdown import scan
 from coursekit.model.tree import Chapter, Course, ExerciseDoc, Problem
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from coursekit import codes
 from coursekit.bounds import UnusableName, child, shorten
 from coursekit.diagnostics import Diagnostic, Severity
-from coursekit.load import codes
 from coursekit.load.validate import validate
 from coursekit.load.yamlsafe import (
     LoadError,
@@ -42,7 +42,7 @@ from coursekit.model.tree import (
 )
 
 if TYPE_CHECKING:
-    from coursekit.rules.base import ResultStore
+    from coursekit.store import ResultStore
 
 N = TypeVar("N", bound=Node)
 

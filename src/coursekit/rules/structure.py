@@ -11,9 +11,9 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
+from coursekit import codes
 from coursekit.diagnostics import Severity
 from coursekit.hints import FEW, did_you_mean, one_of
-from coursekit.load import codes
 from coursekit.model.base import Location, Node
 from coursekit.rules.base import Context, Finding, documented, rule
 
