@@ -29,7 +29,7 @@ _LEAVES = {
     "coursekit.catalogue": ["coursekit.rules", "coursekit.report", "coursekit.config"],
     "coursekit.codes": ["coursekit.load", "coursekit.rules"],
     "coursekit.store": ["coursekit.rules", "coursekit.load"],
-    "coursekit.load.loader": ["coursekit.rules", "coursekit.engine"],
+    "coursekit.load.loader": ["coursekit.rules", "coursekit.engine", "coursekit.cache"],
     "coursekit.suppress": ["coursekit.authoring"],
 }
 
