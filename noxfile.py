@@ -20,9 +20,11 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    session.install("ruff")
+    # import-linter reads the package through the import system: it must be installed
+    session.install("-e", ".", "ruff", "import-linter")
     session.run("ruff", "check", "src", "tests", "benchmarks", "noxfile.py")
     session.run("ruff", "format", "--check", "src", "tests", "benchmarks", "noxfile.py")
+    session.run("lint-imports")  # the layers in pyproject.toml [tool.importlinter]
 
 
 @nox.session

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 import coursekit
 from coursekit import cache
 from coursekit.cli import main
+from coursekit.load.parsecache import cached_parse
 from coursekit.load.yamlsafe import LoadError, parse_yaml
 from coursekit.project import find_project
 from coursekit.rules import REGISTRY
@@ -127,8 +128,8 @@ def test_cached_parse_gives_what_the_parser_gives(tmp_path: Path) -> None:
     store = cache.DiskStore(tmp_path, env={})
     text = "a: 1\nb: [x, {c: 2.5}]\n'0': yes\nd: ~\n"
     direct_data, direct_source = parse_yaml(text, "f.yaml", 1)
-    first = cache.cached_parse(store, text, "f.yaml", 1)
-    again = cache.cached_parse(cache.DiskStore(tmp_path, env={}), text, "g.yaml", 1)
+    first = cached_parse(store, text, "f.yaml", 1)
+    again = cached_parse(cache.DiskStore(tmp_path, env={}), text, "g.yaml", 1)
     for data, source in (first, again):
         assert data == direct_data
         assert source.values == direct_source.values
@@ -141,7 +142,7 @@ def test_cached_parse_keeps_errors(tmp_path: Path) -> None:
     store = cache.DiskStore(tmp_path, env={})
     for _ in range(2):
         with pytest.raises(LoadError) as raised:
-            cache.cached_parse(store, "a: [1, 2\n", "f.yaml")
+            cached_parse(store, "a: [1, 2\n", "f.yaml")
         assert raised.value.code and raised.value.line >= 1
 
 

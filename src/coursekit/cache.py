@@ -9,7 +9,7 @@ Three layers, each keyed by everything its value depends on:
   without importing them.
 * **documents** (`DiskStore` namespace `yaml`, used by the loader): a parsed YAML document
   (plain data plus its position tables) keyed by the SHA-256 of its text and its line offset,
-  so an unchanged file is never parsed again.
+  so an unchanged file is never parsed again (the memo itself is `load/parsecache.py`).
 * **runs** (`RunCache`): the whole output of `coursekit check`, keyed by a digest of the course
   tree (every file's path and content hash and every folder's path, so also which exist), the
   configuration, the options, the output format, the reported paths and the environment above.
@@ -316,60 +316,6 @@ class DiskStore:
         self.declined.append(why)
         with contextlib.suppress(OSError):
             self._path(namespace, key).unlink(missing_ok=True)
-
-
-# Parsed documents -------------------------------------------------------------------------------
-
-
-def encode_document(data: Any, values: Mapping[Any, Any], keys: Mapping[Any, Any]) -> Any:
-    """Plain data plus its position tables as JSON (YAML paths become lists)."""
-    return {
-        "data": data,
-        "values": [[list(path), line, column] for path, (line, column) in values.items()],
-        "keys": [[list(path), line, column] for path, (line, column) in keys.items()],
-    }
-
-
-def decode_positions(rows: Iterable[Any]) -> dict[tuple[str | int, ...], tuple[int, int]]:
-    return {tuple(path): (int(line), int(column)) for path, line, column in rows}
-
-
-def document_key(text: str, line_offset: int) -> str:
-    return f"{sha256(text)}:{line_offset}"
-
-
-def cached_parse(store: Any, text: str, path: str, line_offset: int = 0) -> tuple[Any, Any]:
-    """`yamlsafe.parse_yaml` through `store` (namespace `yaml`): a document parses once.
-
-    The key is the text's hash and the line offset (the path only names the `Source`); a
-    `LoadError` is kept too, so a broken file is not re-parsed either.
-    """
-    from coursekit.load.yamlsafe import LoadError, parse_yaml
-    from coursekit.model.base import Source
-
-    key = document_key(text, line_offset)
-    hit = store.get("yaml", key)
-    if isinstance(hit, dict):
-        try:
-            if "error" in hit:
-                code, message, line, column = hit["error"]
-                error = LoadError(str(code), str(message), int(line), int(column))
-            else:
-                source = Source(path=path, line_offset=line_offset)
-                source.values = decode_positions(hit["values"])
-                source.keys = decode_positions(hit["keys"])
-                return hit["data"], source
-        except (KeyError, TypeError, ValueError):
-            pass  # a malformed entry: parse again
-        else:
-            raise error
-    try:
-        data, source = parse_yaml(text, path, line_offset)
-    except LoadError as exc:
-        store.put("yaml", key, {"error": [exc.code, exc.message, exc.line, exc.column]})
-        raise
-    store.put("yaml", key, encode_document(data, source.values, source.keys))
-    return data, source
 
 
 class Layered:

@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from coursekit.bounds import shorten
+from coursekit.catalogue import REPORTER_NAMES, RULE_NAMES
 from coursekit.hints import did_you_mean
 
 
@@ -91,7 +92,6 @@ _RANGES: dict[str, tuple[float, float, str]] = {
     "exec_output_kb": (1, 1_048_576, "KB"),
 }
 _KEYS = {"course", "select", "ignore", "per-file-ignores", "limits", "output-format", *_LIMIT_KEYS}
-_FORMATS = ("text", "json", "github", "sarif")
 
 Known = Callable[[str], bool]
 
@@ -241,14 +241,8 @@ def _selector_list(value: Any, where: str, known: Known) -> tuple[str, ...]:
 
 def _registry_selector(selector: str) -> bool:
     """Matched the way the engine matches: a code, a code prefix, or a rule's name."""
-    from coursekit.rules import REGISTRY
-
-    return any(selector_matches(rule.code, rule.name, selector) for rule in REGISTRY.values())
+    return any(selector_matches(code, name, selector) for code, name in RULE_NAMES.items())
 
 
 def _formats() -> list[str]:
-    try:
-        from coursekit.report import REPORTERS
-    except ImportError:  # pragma: no cover - the reporters are part of the package
-        return list(_FORMATS)
-    return list(REPORTERS) or list(_FORMATS)
+    return list(REPORTER_NAMES)

@@ -14,7 +14,7 @@ from coursekit.model.base import Location
 from coursekit.model.tree import Course
 from coursekit.project import Project
 from coursekit.rules import REGISTRY, Context
-from coursekit.rules.base import MemoryStore, ResultStore
+from coursekit.store import MemoryStore, ResultStore
 
 INTERNAL_ERROR = "CK000"
 # A document that does not load is not checked at all: like ruff's syntax errors, these are

@@ -27,10 +27,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from coursekit.authoring.yamledit import comment_start
 from coursekit.config import Config, selector_matches
 from coursekit.diagnostics import Diagnostic, Severity
-from coursekit.load.yamlsafe import Span, text_spans
+from coursekit.load.yamlsafe import Span, comment_start, text_spans
 from coursekit.markdown import Comment, Scan, front_matter, scan
 
 UNUSED = "CK001"

@@ -115,3 +115,40 @@ def test_a_did_you_mean_never_suggests_the_value_it_rejects() -> None:
     assert did_you_mean("II.2", ["II.2", "II.3"]) == "; did you mean 'II.3'?"
     assert did_you_mean("II.2", ["II.2"]) == ""
     assert did_you_mean("II.2", ["II.2"], otherwise=" (known: II.2)") == " (known: II.2)"
+
+
+def test_every_kind_of_repeat_is_reported_once_in_file_order(tmp_path: Path) -> None:
+    """CK107 and CK111: every repeat and unknown name once, at its own line and column."""
+    course = copy_golden(tmp_path)
+    edit(course / COURSE, 'books: ["0", I]', 'books: ["0", I, I, "0"]')
+    edit(course / CHAPTER, "problems: [count-tokens]", "problems: [count-tokens, count-tokens]")
+    edit(course / CHAPTER, "exercises: [first-token]", "exercises: [first-token, first-token]")
+    edit(course / CHAPTER, "maturity: M0", "maturity: M7")
+    edit(course / CHAPTER, "strand: concept", "strand: concepts")
+    found = [
+        (d.code, d.path, d.line, d.column, d.message)
+        for d in run_check(course)
+        if d.code in ("CK107", "CK111")
+    ]
+    chapter = f"course/{CHAPTER}"
+    assert found == [
+        (
+            "CK111",
+            chapter,
+            8,
+            11,
+            "unknown maturity level 'M7' (one of: M0, M1)",
+        ),
+        (
+            "CK111",
+            chapter,
+            37,
+            13,
+            "unknown strand 'concepts'; did you mean 'concept'? "
+            "(one of: basics, concept, theory, mathematics, practice)",
+        ),
+        ("CK107", chapter, 39, 26, "problem 'count-tokens' is listed twice"),
+        ("CK107", chapter, 40, 26, "exercise 'first-token' is listed twice"),
+        ("CK107", "course/course.yaml", 3, 17, "book 'I' is listed twice"),
+        ("CK107", "course/course.yaml", 3, 20, "book '0' is listed twice"),
+    ]

@@ -21,11 +21,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from coursekit import codes
 from coursekit.authoring.changes import Changeset
 from coursekit.authoring.yamledit import EditError, YamlEditor
 from coursekit.bounds import ref_number
 from coursekit.config import Config
-from coursekit.load import LoadResult, codes
+from coursekit.load import LoadResult
 from coursekit.markdown import scan
 from coursekit.model.tree import Chapter, Course, ExerciseDoc, Problem
 
@@ -178,20 +179,10 @@ class Fixer:
         if old == new:
             return
         refs = list(self.references(chapter, kind))
-        for ref in refs:
-            if old.count(ref.number) > 1 or (ref.number not in old and ref.number in new):
-                self.note(
-                    f"{chapter.path}: {kind.label} not renumbered: the reference to "
-                    f"{ref.number} at {ref.path}:{ref.line} would be ambiguous"
-                )
-                return
-        for path in {ref.path for ref in refs}:
-            if self.broken(path):
-                self.note(
-                    f"{chapter.path}: {kind.label} not renumbered: {path} refers to them "
-                    "and has YAML errors"
-                )
-                return
+        why_not = self.renumber_refused(refs, old, new)
+        if why_not is not None:
+            self.note(f"{chapter.path}: {kind.label} not renumbered: {why_not}")
+            return
         mapping = {o: n for o, n in zip(old, new, strict=True)}
 
         def edit(editor: YamlEditor) -> None:
@@ -201,21 +192,37 @@ class Fixer:
         if not self.edit_yaml(chapter.path, edit):
             return
         self.fixed += sum(1 for o, n in mapping.items() if o != n)
+        self.rewrite_references(refs, mapping)
+        if kind.supports:
+            self.fix_supports(chapter, mapping)
+
+    def renumber_refused(self, refs: list[_Ref], old: list[int], new: list[int]) -> str | None:
+        """Why renumbering would be unsafe (a reference it cannot map, a referrer it cannot
+        edit), or None."""
+        for ref in refs:
+            if old.count(ref.number) > 1 or (ref.number not in old and ref.number in new):
+                return f"the reference to {ref.number} at {ref.path}:{ref.line} would be ambiguous"
+        for path in {ref.path for ref in refs}:
+            if self.broken(path):
+                return f"{path} refers to them and has YAML errors"
+        return None
+
+    def rewrite_references(self, refs: list[_Ref], mapping: dict[int, int]) -> None:
+        """Each prose reference to a renumbered entry, rewritten in place (last first, so the
+        earlier offsets stay valid)."""
         by_path: dict[str, list[_Ref]] = {}
         for ref in refs:
             if ref.number in mapping and mapping[ref.number] != ref.number:
                 by_path.setdefault(ref.path, []).append(ref)
         for path, found in by_path.items():
             if path.endswith((".yaml", ".yml")):
-                continue  # `supports` lists, below
+                continue  # `supports` lists: fix_supports
             text = self.text(path)
             if text is None:
                 continue
             for ref in sorted(found, key=lambda r: r.start, reverse=True):
                 text = text[: ref.start] + str(mapping[ref.number]) + text[ref.end :]
             self.put(path, text)
-        if kind.supports:
-            self.fix_supports(chapter, mapping)
 
     def fix_supports(self, chapter: Chapter, mapping: dict[int, int]) -> None:
         docs: list[Problem | ExerciseDoc] = [

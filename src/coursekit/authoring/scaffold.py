@@ -12,10 +12,11 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from coursekit import codes
 from coursekit.authoring.changes import ChangeError, Changeset
 from coursekit.authoring.yamledit import EditError, YamlEditor, render_scalar
 from coursekit.bounds import UnusableName, child, ref_number
-from coursekit.load import LoadResult, codes
+from coursekit.load import LoadResult
 from coursekit.model.tree import Chapter, Course
 
 BROKEN = {codes.YAML_SYNTAX, codes.UNREADABLE}

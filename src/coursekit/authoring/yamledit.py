@@ -24,7 +24,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 
-from coursekit.load.yamlsafe import LoadError, parse_yaml
+from coursekit.load.yamlsafe import LoadError, comment_start, parse_yaml
 
 Key = str | int
 Path_ = tuple[Key, ...]
@@ -122,31 +122,6 @@ def _plain_ok(text: str, flow: bool) -> bool:
 
 
 # Text helpers -------------------------------------------------------------------------------
-
-
-def comment_start(line: str) -> int | None:
-    """Index of a `#` that starts a comment (outside quotes), or None."""
-    quote: str | None = None
-    index = 0
-    while index < len(line):
-        ch = line[index]
-        if quote == "'":
-            if ch == "'":
-                if line[index + 1 : index + 2] == "'":
-                    index += 1
-                else:
-                    quote = None
-        elif quote == '"':
-            if ch == "\\":
-                index += 1
-            elif ch == '"':
-                quote = None
-        elif ch in "'\"" and (index == 0 or line[index - 1] in " [{,:-"):
-            quote = ch
-        elif ch == "#" and (index == 0 or line[index - 1] in " \t"):
-            return index
-        index += 1
-    return None
 
 
 def _comment_tails(lines: list[str]) -> list[str]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from coursekit.project import Project
-    from coursekit.rules.base import ResultStore
+    from coursekit.store import ResultStore
 
 
 def run_cached(

@@ -141,25 +141,10 @@ def serve_job(job: dict[str, Any], spare: _spare.Spare, watch: int | None = None
         for fd in ready:
             if fd in open_fds:
                 read_into(fd, open_fds)
-        job_cpu = spare.cgroup.job_cpu() if spare.cgroup is not None else None
-        if job_cpu is not None and job_cpu > cpu_limit:
-            verdict = _verdict.cpu_exceeded(cpu_limit)
-            break
-        if out.total + err.total > output_cap:
-            verdict = {
-                "status": "output",
-                "message": (
-                    f"output limit exceeded: more than {output_cap >> 10} KiB written to "
-                    "stdout/stderr; the program was stopped and the rest discarded"
-                ),
-            }
-            break
-        size = res.frame_size()
-        if size is not None and size > result_cap:
-            verdict = {
-                "status": "output",
-                "message": f"the returned value is larger than {result_cap >> 10} KiB",
-            }
+        verdict = _over_a_limit(
+            spare, cpu_limit, out.total + err.total, output_cap, res, result_cap
+        )
+        if verdict is not None:
             break
         # A result counts only once the worker has ended: keep watching until it does.
         if spare.pidfd in ready:
@@ -168,15 +153,7 @@ def serve_job(job: dict[str, Any], spare: _spare.Spare, watch: int | None = None
     duration = time.perf_counter() - start
     spare.kill()
     # What the program wrote before it ended is in the pipes; take it (bounded in time).
-    drain_until = time.perf_counter() + (0.2 if wait_status is not None else 0.0)
-    while open_fds:
-        ready, _, _ = select.select(
-            list(open_fds), [], [], max(0.0, drain_until - time.perf_counter())
-        )
-        if not ready:
-            break
-        for fd in ready:
-            read_into(fd, open_fds)
+    _drain(open_fds, 0.2 if wait_status is not None else 0.0)
     if verdict is None:
         verdict = _verdict.judge(wait_status, bytes(res.head), limits, cpu_used)
         verdict = within_budget(verdict, spare, limits)
@@ -188,6 +165,48 @@ def serve_job(job: dict[str, Any], spare: _spare.Spare, watch: int | None = None
     verdict["sandbox"] = spare.mode
     verdict["budget"] = spare.cgroup.kind if spare.cgroup is not None else "single-process"
     return verdict
+
+
+def _over_a_limit(
+    spare: _spare.Spare,
+    cpu_limit: float,
+    written: int,
+    output_cap: int,
+    res: Capture,
+    result_cap: int,
+) -> dict[str, Any] | None:
+    """The verdict that stops a running job (CPU, output, result size), or None to go on."""
+    job_cpu = spare.cgroup.job_cpu() if spare.cgroup is not None else None
+    if job_cpu is not None and job_cpu > cpu_limit:
+        return _verdict.cpu_exceeded(cpu_limit)
+    if written > output_cap:
+        return {
+            "status": "output",
+            "message": (
+                f"output limit exceeded: more than {output_cap >> 10} KiB written to "
+                "stdout/stderr; the program was stopped and the rest discarded"
+            ),
+        }
+    size = res.frame_size()
+    if size is not None and size > result_cap:
+        return {
+            "status": "output",
+            "message": f"the returned value is larger than {result_cap >> 10} KiB",
+        }
+    return None
+
+
+def _drain(open_fds: dict[int, Capture], seconds: float) -> None:
+    """Read what is left in the pipes for at most `seconds` (0: only what is there now)."""
+    drain_until = time.perf_counter() + seconds
+    while open_fds:
+        ready, _, _ = select.select(
+            list(open_fds), [], [], max(0.0, drain_until - time.perf_counter())
+        )
+        if not ready:
+            break
+        for fd in ready:
+            read_into(fd, open_fds)
 
 
 def within_budget(

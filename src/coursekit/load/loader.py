@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from coursekit import codes
 from coursekit.bounds import UnusableName, child, shorten
 from coursekit.diagnostics import Diagnostic, Severity
-from coursekit.load import codes
+from coursekit.load.parsecache import cached_parse
 from coursekit.load.validate import validate
 from coursekit.load.yamlsafe import (
     LoadError,
@@ -42,7 +43,7 @@ from coursekit.model.tree import (
 )
 
 if TYPE_CHECKING:
-    from coursekit.rules.base import ResultStore
+    from coursekit.store import ResultStore
 
 N = TypeVar("N", bound=Node)
 
@@ -87,7 +88,7 @@ class _Loader:
         # Unsaved editor buffers (the language server): read in place of the file's content.
         self.overlays = {
             _key(path): text for path, text in (overlays or {}).items()
-        }  # parsed documents are kept here (cache.cached_parse) when given
+        }  # parsed documents are kept here (parsecache.cached_parse) when given
         self.course_dir = course_dir
         self.project_root = project_root
         self.course = Course(root=self.rel(course_dir))
@@ -157,8 +158,6 @@ class _Loader:
             if self.store is None:
                 data, source = parse_yaml(text, rel, line_offset)
             else:
-                from coursekit.cache import cached_parse
-
                 data, source = cached_parse(self.store, text, rel, line_offset)
         except LoadError as exc:
             self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)

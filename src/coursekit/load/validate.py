@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from coursekit import codes
 from coursekit.diagnostics import Diagnostic
 from coursekit.hints import did_you_mean, one_of
-from coursekit.load import codes
 from coursekit.model.base import Node, Source
 
 N = TypeVar("N", bound=Node)

@@ -15,8 +15,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from coursekit import codes
 from coursekit.bounds import MAX_FILE_BYTES  # one cap: the cache keys larger files by stat
-from coursekit.load import codes
 from coursekit.markdown import front_matter
 from coursekit.model.base import Source, YamlPath
 
@@ -300,3 +300,28 @@ def text_spans(text: str) -> list[Span] | None:
         elif isinstance(node, SequenceNode):
             stack.extend(node.value)
     return spans
+
+
+def comment_start(line: str) -> int | None:
+    """Index of a `#` that starts a comment (outside quotes), or None."""
+    quote: str | None = None
+    index = 0
+    while index < len(line):
+        ch = line[index]
+        if quote == "'":
+            if ch == "'":
+                if line[index + 1 : index + 2] == "'":
+                    index += 1
+                else:
+                    quote = None
+        elif quote == '"':
+            if ch == "\\":
+                index += 1
+            elif ch == '"':
+                quote = None
+        elif ch in "'\"" and (index == 0 or line[index - 1] in " [{,:-"):
+            quote = ch
+        elif ch == "#" and (index == 0 or line[index - 1] in " \t"):
+            return index
+        index += 1
+    return None

@@ -18,7 +18,7 @@ from coursekit.diagnostics import Diagnostic
 from coursekit.engine import CheckResult, check
 from coursekit.model.tree import Chapter, Course, Lesson
 from coursekit.project import Project
-from coursekit.rules.base import MemoryStore, ResultStore
+from coursekit.store import MemoryStore, ResultStore
 
 PROGRAMS = "CK9"  # the family that runs worked-problem programs (on save only)
 

@@ -26,17 +26,15 @@ from coursekit.owed import (
 from coursekit.rules._broken import chapter_incomplete
 from coursekit.rules.base import Context, Finding, rule
 
+# The problem family runs the programs once per check and memoises the verdicts.
+from coursekit.rules.problems import problem_confirmed
+
 
 def confirmed_by(ctx: Context) -> Confirmed | None:
     """The verdict on each problem's program for this run (None inside: not run)."""
     hook: Any = ctx.options.get("problem_confirmed")
     if callable(hook):
         return hook  # type: ignore[no-any-return]
-    try:
-        # The problem family runs the programs once per check and memoises the verdicts.
-        from coursekit.rules.problems import problem_confirmed
-    except ImportError:
-        return None
 
     def confirmed(problem: Problem) -> bool | None:
         return problem_confirmed(ctx, problem.path)

@@ -8,13 +8,13 @@ A document with CK101–CK105 is not loaded, so those five are reported whatever
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
+from coursekit import codes
 from coursekit.diagnostics import Severity
 from coursekit.hints import FEW, did_you_mean, one_of
-from coursekit.load import codes
 from coursekit.model.base import Location, Node
+from coursekit.model.tree import Chapter, Course
 from coursekit.rules.base import Context, Finding, documented, rule
 
 BOOK_ID = re.compile(r"^(0|[IVXLC]+)$")
@@ -209,10 +209,6 @@ def id_malformed(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-def _duplicates(values: list[str]) -> set[str]:
-    return {value for value, count in Counter(values).items() if count > 1}
-
-
 @rule("CK107", "id-duplicate")
 def id_duplicate(ctx: Context) -> Iterator[Finding]:
     """The same id is used twice where ids must be unique.
@@ -233,13 +229,24 @@ def id_duplicate(ctx: Context) -> Iterator[Finding]:
     """
     course = ctx.course
     if course.manifest is not None:
-        seen: set[str] = set()
-        for index, book_id in enumerate(course.manifest.books):
-            if book_id in seen:
-                yield Finding(
-                    course.manifest.loc("books", index), f"book '{book_id}' is listed twice"
-                )
-            seen.add(book_id)
+        for index, book_id in _repeats(course.manifest.books):
+            yield Finding(course.manifest.loc("books", index), f"book '{book_id}' is listed twice")
+    yield from _duplicates_across_books(course)
+    for chapter in course.chapters.values():
+        yield from _duplicates_in_chapter(chapter)
+
+
+def _repeats(values: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """Each value met again after its first time, with its index."""
+    seen: set[str] = set()
+    for index, value in enumerate(values):
+        if value in seen:
+            yield index, value
+        seen.add(value)
+
+
+def _duplicates_across_books(course: Course) -> Iterator[Finding]:
+    """Chapter and apparatus ids are unique across books: a repeat names where the first is."""
     chapters_seen: dict[str, str] = {}
     entries_seen: dict[str, str] = {}
     for book in course.books.values():
@@ -257,32 +264,23 @@ def id_duplicate(ctx: Context) -> Iterator[Finding]:
                     f"apparatus entry '{entry.id}' is already defined in {entries_seen[entry.id]}",
                 )
             entries_seen.setdefault(entry.id, book.path)
-    for chapter in course.chapters.values():
-        manifest = chapter.manifest
-        seen_items: set[str] = set()
-        for index, item in enumerate(manifest.items):
-            key = "lesson" if item.lesson is not None else "planned"
-            if item.id in seen_items:
-                yield Finding(
-                    manifest.loc("items", index, key),
-                    f"item '{item.id}' appears twice in {chapter.id}",
-                )
-            seen_items.add(item.id)
-        for key in ("problems", "exercises"):
-            seen_ids: set[str] = set()
-            for index, slug in enumerate(getattr(manifest, key)):
-                if slug in seen_ids:
-                    yield Finding(manifest.loc(key, index), f"{key[:-1]} '{slug}' is listed twice")
-                seen_ids.add(slug)
-        for lesson in chapter.lessons.values():
-            seen_claims: set[str] = set()
-            for index, claim in enumerate(lesson.meta.claims):
-                if claim.id in seen_claims:
-                    yield Finding(
-                        lesson.meta.loc("claims", index, "id"),
-                        f"claim '{claim.id}' is declared twice",
-                    )
-                seen_claims.add(claim.id)
+
+
+def _duplicates_in_chapter(chapter: Chapter) -> Iterator[Finding]:
+    manifest = chapter.manifest
+    for index, item_id in _repeats(item.id for item in manifest.items):
+        key = "lesson" if manifest.items[index].lesson is not None else "planned"
+        yield Finding(
+            manifest.loc("items", index, key), f"item '{item_id}' appears twice in {chapter.id}"
+        )
+    for key in ("problems", "exercises"):
+        for index, slug in _repeats(getattr(manifest, key)):
+            yield Finding(manifest.loc(key, index), f"{key[:-1]} '{slug}' is listed twice")
+    for lesson in chapter.lessons.values():
+        for index, claim_id in _repeats(claim.id for claim in lesson.meta.claims):
+            yield Finding(
+                lesson.meta.loc("claims", index, "id"), f"claim '{claim_id}' is declared twice"
+            )
 
 
 @rule("CK108", "id-misplaced")
@@ -335,17 +333,10 @@ def unknown_name(ctx: Context) -> Iterator[Finding]:
         return
     strands = [strand.id for strand in course.manifest.strands]
     levels = [level.id for level in course.manifest.maturity]
-
-    def unknown(kind: str, value: str, known: list[str], where: Location) -> Finding:
-        hint = one_of(value, known, cutoff=0.5)
-        if len(known) > FEW:
-            hint = did_you_mean(value, known, cutoff=0.5, otherwise=f" (known: {', '.join(known)})")
-        return Finding(where, f"unknown {kind} '{value}'{hint}")
-
     for index, level in enumerate(course.manifest.maturity):
         for strand in level.requires.strands:
             if strand not in strands:
-                yield unknown(
+                yield _unknown(
                     "strand",
                     strand,
                     strands,
@@ -354,21 +345,32 @@ def unknown_name(ctx: Context) -> Iterator[Finding]:
     for book in course.books.values():
         for index, entry in enumerate(book.manifest.apparatus):
             if book.manifest.areas and entry.area and entry.area not in book.manifest.areas:
-                yield unknown(
+                yield _unknown(
                     "area",
                     entry.area,
                     list(book.manifest.areas),
                     book.manifest.loc("apparatus", index, "id"),
                 )
     for chapter in course.chapters.values():
-        manifest = chapter.manifest
-        if manifest.maturity not in levels:
-            yield unknown("maturity level", manifest.maturity, levels, manifest.loc("maturity"))
-        for index, item in enumerate(manifest.items):
-            if item.strand is not None and item.strand not in strands:
-                yield unknown(
-                    "strand", item.strand, strands, manifest.loc("items", index, "strand")
-                )
-        for lesson in chapter.lessons.values():
-            if lesson.meta.strand not in strands:
-                yield unknown("strand", lesson.meta.strand, strands, lesson.meta.loc("strand"))
+        yield from _unknown_in_chapter(chapter, strands, levels)
+
+
+def _unknown(kind: str, value: str, known: list[str], where: Location) -> Finding:
+    hint = one_of(value, known, cutoff=0.5)
+    if len(known) > FEW:
+        hint = did_you_mean(value, known, cutoff=0.5, otherwise=f" (known: {', '.join(known)})")
+    return Finding(where, f"unknown {kind} '{value}'{hint}")
+
+
+def _unknown_in_chapter(
+    chapter: Chapter, strands: list[str], levels: list[str]
+) -> Iterator[Finding]:
+    manifest = chapter.manifest
+    if manifest.maturity not in levels:
+        yield _unknown("maturity level", manifest.maturity, levels, manifest.loc("maturity"))
+    for index, item in enumerate(manifest.items):
+        if item.strand is not None and item.strand not in strands:
+            yield _unknown("strand", item.strand, strands, manifest.loc("items", index, "strand"))
+    for lesson in chapter.lessons.values():
+        if lesson.meta.strand not in strands:
+            yield _unknown("strand", lesson.meta.strand, strands, lesson.meta.loc("strand"))

@@ -1,0 +1,41 @@
+"""Where expensive results are kept between rules, runs and the editor: a leaf both loading and
+judging use, so that loading never depends on the rule registry."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class ResultStore(Protocol):
+    """Where expensive results (sympy verdicts, program outcomes) are kept, keyed by content.
+
+    A key must capture everything the result depends on (the input's content, the tool's
+    and libraries' versions, the limits); values are JSON-serialisable.
+    """
+
+    def get(self, namespace: str, key: str) -> Any | None: ...
+
+    def put(self, namespace: str, key: str, value: Any) -> None: ...
+
+    def decline(self, namespace: str, key: str, why: str) -> None:
+        """Say that a result was computed but must not be kept: it depended on the clock (a
+        timeout, a killed worker). A run that declined anything is not replayed either."""
+        ...
+
+
+class MemoryStore:
+    """The store used without a cache: remembers for one run only."""
+
+    def __init__(self) -> None:
+        self._data: dict[tuple[str, str], Any] = {}
+        self.declined: list[str] = []
+
+    def decline(self, namespace: str, key: str, why: str) -> None:
+        self._data.pop((namespace, key), None)
+        self.declined.append(why)
+
+    def get(self, namespace: str, key: str) -> Any | None:
+        return self._data.get((namespace, key))
+
+    def put(self, namespace: str, key: str, value: Any) -> None:
+        self._data[(namespace, key)] = value
