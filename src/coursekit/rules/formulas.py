@@ -12,209 +12,24 @@ the result store (namespace `sympy`), so an unchanged lesson is not checked twic
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from coursekit.diagnostics import Severity
 from coursekit.hints import did_you_mean
-from coursekit.markdown import scan
-from coursekit.model.base import Location, Node
-from coursekit.model.tree import Course, Lesson
 from coursekit.rules import _assume
+from coursekit.rules._lesson_maths import NAMESPACE, LessonMaths, lesson_maths, scan_body
+from coursekit.rules._maths_where import claim_loc, subject_name, value_loc, verdict_loc
 from coursekit.rules.base import Context, Finding, rule
-from coursekit.rules.outcomes import kept, maths_outcome
+from coursekit.rules.outcomes import maths_outcome
 
-NAMESPACE = "sympy"
-
-_EQ_LABEL = re.compile(r"[ \t]*\{#eq:([^}\s]*)\}")
-
-
-@dataclass(frozen=True)
-class ShownEquation:
-    label: str
-    latex: str
-    latex_offset: int  # in the body
-    label_offset: int
-
-
-@dataclass(frozen=True)
-class WrittenNumber:
-    claim: str
-    text: str
-    offset: int  # of the text, in the body
-
-
-@dataclass
-class LessonMaths:
-    lesson: Lesson
-    equations: list[ShownEquation]
-    numbers: list[WrittenNumber]
-    quiz: list[tuple[int, str]]  # (question index, claim id) of numeric questions
-    verdicts: list[Any]  # coursekit.verify.Verdict, imported lazily
-
-
-def scan_body(body: str) -> tuple[list[ShownEquation], list[WrittenNumber]]:
-    """Labelled display equations and numbers tied to claims, with their offsets.
-
-    Read from the one Markdown scan every rule shares, so what is code or a comment there
-    (fences of any shape, code spans, `<!-- ... -->`) holds no equation and no claim tag.
-    """
-    scanned = scan(body)
-    equations: list[ShownEquation] = []
-    for span in scanned.maths:
-        if not span.display:
-            continue
-        label = _EQ_LABEL.match(scanned.masked, span.end)
-        if label is not None:
-            equations.append(
-                ShownEquation(
-                    label.group(1),
-                    body[span.start + 2 : span.end - 2],
-                    span.start + 2,
-                    label.start(1) - 5,
-                )
-            )
-    numbers = [
-        WrittenNumber(tag.value, tag.text, tag.offset) for tag in scanned.tags if tag.key == "claim"
-    ]
-    return equations, numbers
-
-
-def lesson_maths(ctx: Context) -> list[LessonMaths]:
-    """Every lesson with maths, checked once per run (shared by all CK8 rules)."""
-    if ctx.options.get("formulas", True) is False:
-        return []
-
-    def check_all() -> list[LessonMaths]:
-        results = [_check_lesson(ctx, lesson) for lesson in _lessons(ctx.course)]
-        return [r for r in results if r is not None]
-
-    return ctx.course.derive(NAMESPACE, check_all)
-
-
-def _lessons(course: Course) -> Iterator[Lesson]:
-    for chapter in course.chapters.values():
-        yield from chapter.lessons.values()
-
-
-def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
-    meta = lesson.meta
-    equations, numbers = scan_body(lesson.body)
-    quiz = [
-        (q, question.claim)
-        for q, question in enumerate(meta.quiz)
-        if question.kind == "numeric" and question.claim
-    ]
-    if not (meta.formulas or meta.claims or equations or numbers or quiz):
-        return None
-    from coursekit.verify import MathsSpec, Verdict, verify_document
-
-    notation = ctx.course.derive(
-        (NAMESPACE, "assume", lesson.chapter_id),
-        lambda: _assume.inherited(ctx.course, ctx.course.chapters.get(lesson.chapter_id)),
-    )
-    spec = MathsSpec.build(
-        assume=_assume.merged(meta.assume.model_dump(), notation),
-        formulas=dict(meta.formulas),
-        claims=[c.model_dump(by_alias=True, exclude_none=True) for c in meta.claims],
-        equations=[(e.label, e.latex) for e in equations],
-        numbers=[(n.claim, n.text) for n in numbers],
-        quiz=[
-            (claim, _num(meta.quiz[q].answer), _num(meta.quiz[q].margin or 0)) for q, claim in quiz
-        ],
-    )
-    timeout = float(ctx.config.limits.sympy_seconds)
-    memory_mb = int(ctx.config.limits.sympy_memory_mb)
-    key = f"{spec.fingerprint()}:{timeout:g}:{memory_mb}"
-    cached = ctx.store.get(NAMESPACE, key)
-    verdicts: list[Any]
-    if isinstance(cached, list):
-        verdicts = [Verdict.from_json(v) for v in cached]
-    else:
-        verdicts = verify_document(spec, timeout, memory_mb=memory_mb)
-        if all(kept(v.subject, v.status) for v in verdicts):
-            ctx.store.put(NAMESPACE, key, [v.to_json() for v in verdicts])
-        else:  # a slow or crowded machine is not a fact about the lesson
-            ctx.store.decline(NAMESPACE, key, f"{lesson.path}: a check depended on the clock")
-    return LessonMaths(lesson, equations, numbers, quiz, verdicts)
-
-
-def _num(value: object) -> str:
-    return "" if value is None else str(value)
-
-
-# -- locations ------------------------------------------------------------------------------------
-
-
-def value_loc(course: Course, node: Node, path: tuple[str | int, ...], offset: int = 0) -> Location:
-    """The location of character `offset` of a one-line scalar value (else its start)."""
-    base = node.loc(*path)
-    text = course.texts.get(base.path)
-    if text is None or offset <= 0:
-        return base
-    lines = text.split("\n")
-    if not 1 <= base.line <= len(lines):
-        return base
-    line = lines[base.line - 1]
-    col = base.column - 1
-    if col < len(line) and line[col] in "\"'":
-        col += 1
-    if col + offset > len(line):
-        return base
-    return Location(base.path, base.line, col + offset + 1)
-
-
-_CLAIM_TARGET = {
-    "identity": "rhs",
-    "solve": "solutions",
-    "value": "value",
-    "order": "order",
-    "inequality": "op",
-}
-
-
-def claim_loc(
-    course: Course, lesson: Lesson, index: int, field: str | None, offset: int | None
-) -> Location:
-    """Where a claim's verdict points: the offending field (and offset), else the claim's id."""
-    meta = lesson.meta
-    if index >= len(meta.claims):
-        return meta.loc("claims")
-    claim = meta.claims[index]
-    path: tuple[str | int, ...]
-    if field is None:
-        target = _CLAIM_TARGET.get(claim.kind, "id")
-        present = getattr(claim, target, None) not in (None, [], {})
-        return meta.loc("claims", index, target if present else "id")
-    match = re.fullmatch(r"(where)\.(.+)|(solutions|when)\[(\d+)\]|(\w+)", field)
-    if match is None:
-        return meta.loc("claims", index)
-    if match.group(1):
-        path = ("claims", index, "where", match.group(2))
-    elif match.group(3) == "solutions":
-        path = ("claims", index, "solutions", int(match.group(4)))
-    elif match.group(3) == "when":
-        path = ("claims", index, "when")
-    else:
-        name = match.group(5)
-        path = (
-            ("claims", index, name)
-            if name in type(claim).model_fields or name == "for"
-            else (
-                "claims",
-                index,
-            )
-        )
-        if name == "relation":
-            path = ("claims", index, "op")
-    return value_loc(course, meta, path, offset or 0)
+# Re-exported: the LSP reads NAMESPACE, tests read scan_body and LessonMaths from here.
+__all__ = ["NAMESPACE", "LessonMaths", "claim_loc", "lesson_maths", "scan_body", "value_loc"]
 
 
 # -- the rules ------------------------------------------------------------------------------------
 # Which rule reports which verdict is decided by one table (coursekit.rules.outcomes); a rule
-# here only says where the verdict points and how it reads.
+# in this module only says where the verdict points and how it reads.
 
 
 def _reported(ctx: Context, code: str) -> Iterator[tuple[LessonMaths, Any]]:
@@ -225,44 +40,10 @@ def _reported(ctx: Context, code: str) -> Iterator[tuple[LessonMaths, Any]]:
                 yield maths, v
 
 
-def _what(maths: LessonMaths, v: Any) -> str:
-    """The thing a verdict is about, as the author knows it."""
-    if v.subject == "spec":
-        return "the assumptions"
-    if v.subject == "number" and v.index < len(maths.numbers):
-        return f"the number [{maths.numbers[v.index].text}] written for claim '{v.key}'"
-    if v.subject == "quiz" and v.index < len(maths.quiz):
-        return f"quiz question {maths.quiz[v.index][0] + 1}"
-    return f"{v.subject} '{v.key}'"
-
-
-def _where(course: Course, maths: LessonMaths, v: Any) -> Location:
-    """Where a verdict points: the offending text when it has an offset, else its owner."""
-    lesson, meta = maths.lesson, maths.lesson.meta
-    error = v.status == "error"
-    if v.subject == "formula":
-        return value_loc(course, meta, ("formulas", v.key), v.offset or 0)
-    if v.subject == "claim":
-        return claim_loc(
-            course, lesson, v.index, v.field if error else None, v.offset if error else None
-        )
-    if v.subject == "equation" and v.index < len(maths.equations):
-        eq = maths.equations[v.index]
-        if v.status == "missing":
-            return lesson.body_loc(eq.label_offset)
-        return lesson.body_loc(eq.latex_offset + (v.offset or 0))
-    if v.subject == "number" and v.index < len(maths.numbers):
-        return lesson.body_loc(maths.numbers[v.index].offset)
-    if v.subject == "quiz" and v.index < len(maths.quiz):
-        q, _ = maths.quiz[v.index]
-        return meta.loc("quiz", q, "claim" if v.status == "missing" else "answer")
-    return meta.loc("assume")
-
-
 def _report(ctx: Context, code: str, says: str = "{what}: {message}") -> Iterator[Finding]:
     for maths, v in _reported(ctx, code):
-        text = says.format(what=_what(maths, v), message=v.message)
-        yield Finding(_where(ctx.course, maths, v), text)
+        text = says.format(what=subject_name(maths, v), message=v.message)
+        yield Finding(verdict_loc(ctx.course, maths, v), text)
 
 
 @rule("CK801", "formula-syntax")
@@ -289,13 +70,13 @@ def formula_syntax(ctx: Context) -> Iterator[Finding]:
         for location, message in _assume.unusable(ctx.course):
             yield Finding(location, message)
     for maths, v in _reported(ctx, "CK801"):
-        where = _where(ctx.course, maths, v)
+        where = verdict_loc(ctx.course, maths, v)
         if v.subject == "spec":
             yield Finding(where, v.message)
         elif v.subject == "claim":
             yield Finding(where, f"claim '{v.key}', {v.field}: {v.message}")
         else:
-            yield Finding(where, f"{_what(maths, v)}: {v.message}")
+            yield Finding(where, f"{subject_name(maths, v)}: {v.message}")
 
 
 @rule("CK802", "latex-syntax")
@@ -359,10 +140,10 @@ def claim_false(ctx: Context) -> Iterator[Finding]:
           value: 26214400
     """
     for maths, v in _reported(ctx, "CK804"):
-        what = _what(maths, v)
+        what = subject_name(maths, v)
         if v.subject == "claim":
             what = f"{_kind(maths, v.index)} {what}"
-        yield Finding(_where(ctx.course, maths, v), f"{what} is false: {v.message}")
+        yield Finding(verdict_loc(ctx.course, maths, v), f"{what} is false: {v.message}")
 
 
 def _kind(maths: LessonMaths, index: int) -> str:
@@ -450,15 +231,13 @@ def claim_unknown(ctx: Context) -> Iterator[Finding]:
     for maths, v in _reported(ctx, "CK809"):
         known = sorted(c.id for c in maths.lesson.meta.claims)
         hint = did_you_mean(v.key, known)
-        where = _where(ctx.course, maths, v)
+        where = verdict_loc(ctx.course, maths, v)
         if v.subject == "number":
             text = f"the prose cites claim '{v.key}', which this lesson does not declare{hint}"
         elif v.subject == "quiz":
-            text = (
-                f"{_what(maths, v)} cites claim '{v.key}', which this lesson does not declare{hint}"
-            )
+            text = f"{subject_name(maths, v)} cites claim '{v.key}', which this lesson does not declare{hint}"
         else:
-            text = f"{_what(maths, v)}: {v.message}"
+            text = f"{subject_name(maths, v)}: {v.message}"
         yield Finding(where, text)
 
 
@@ -505,7 +284,7 @@ def equation_unknown(ctx: Context) -> Iterator[Finding]:
     for maths, v in _reported(ctx, "CK811"):
         known = sorted(maths.lesson.meta.formulas)
         yield Finding(
-            _where(ctx.course, maths, v),
+            verdict_loc(ctx.course, maths, v),
             f"equation label 'eq:{v.key}' names no declared formula" + did_you_mean(v.key, known),
         )
 
