@@ -30,131 +30,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
-from pylatexenc.latexwalker import (
-    LatexCharsNode,
-    LatexCommentNode,
-    LatexEnvironmentNode,
-    LatexGroupNode,
-    LatexMacroNode,
-    LatexMathNode,
-    LatexSpecialsNode,
-    LatexWalker,
+from pylatexenc.latexwalker import LatexMathNode
+
+from coursekit.latex_macros import (
+    ACCENTS,
+    FONTS,
+    GREEK,
+    INDEX_MACROS,
+    OPEN_DELIMITERS,
+    SKIP_ARGUMENT,
 )
-
+from coursekit.latex_tokens import Tok, canonical, tokens, unbrace
+from coursekit.latex_tokens import walk as _walk  # by this name, the seam tests patch
 from coursekit.markdown import MathSpan, scan
-
-GREEK = frozenset(
-    [
-        "alpha",
-        "beta",
-        "gamma",
-        "delta",
-        "epsilon",
-        "varepsilon",
-        "zeta",
-        "eta",
-        "theta",
-        "vartheta",
-        "iota",
-        "kappa",
-        "lambda",
-        "mu",
-        "nu",
-        "xi",
-        "omicron",
-        "pi",
-        "varpi",
-        "rho",
-        "varrho",
-        "sigma",
-        "varsigma",
-        "tau",
-        "upsilon",
-        "phi",
-        "varphi",
-        "chi",
-        "psi",
-        "omega",
-        "Gamma",
-        "Delta",
-        "Theta",
-        "Lambda",
-        "Xi",
-        "Pi",
-        "Sigma",
-        "Upsilon",
-        "Phi",
-        "Psi",
-        "Omega",
-        "ell",
-    ]
-)
-# A font macro turns its argument into one named symbol: \mathrm{softmax}, \mathbb{R}.
-FONTS = frozenset(
-    [
-        "mathrm",
-        "mathbf",
-        "mathbb",
-        "mathcal",
-        "mathit",
-        "mathsf",
-        "mathtt",
-        "mathfrak",
-        "mathscr",
-        "operatorname",
-        "boldsymbol",
-        "bm",
-    ]
-)
-ACCENTS = frozenset(
-    [
-        "hat",
-        "bar",
-        "tilde",
-        "vec",
-        "dot",
-        "ddot",
-        "widehat",
-        "widetilde",
-        "overline",
-        "check",
-        "breve",
-        "acute",
-        "grave",
-    ]
-)
-# Their argument is prose or a label, not maths.
-SKIP_ARGUMENT = frozenset(
-    [
-        "text",
-        "textrm",
-        "textit",
-        "textbf",
-        "textsf",
-        "texttt",
-        "mbox",
-        "label",
-        "tag",
-        "ref",
-        "eqref",
-        "href",
-        "url",
-    ]
-)
-INDEX_MACROS = frozenset({"dots", "ldots", "cdots"})
-_OPEN = frozenset({"left", "bigl", "Bigl"})
-
-
-@dataclass(frozen=True, slots=True)
-class Tok:
-    """One token of maths: a character, a macro, or a braced group of tokens."""
-
-    kind: str  # "char" | "macro" | "group"
-    text: str  # the character, or the macro's name without backslash
-    pos: int
-    children: tuple[Tok, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,84 +101,6 @@ def is_index(sub: str, declared: set[str] | frozenset[str]) -> bool:
     return True
 
 
-# Tokenising --------------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=1)
-def _context() -> Any:
-    # Building pylatexenc's default macro database costs ~0.1 ms a walk: build it once.
-    from pylatexenc.latexwalker import get_default_latex_context_db
-
-    return get_default_latex_context_db()
-
-
-def _walk(text: str) -> list[object]:
-    walker = LatexWalker(text, tolerant_parsing=True, latex_context=_context())
-    nodes, _, _ = walker.get_latex_nodes()
-    return [node for node in nodes if node is not None]
-
-
-def _tokens(nodes: list[object]) -> list[Tok]:
-    toks: list[Tok] = []
-    for node in nodes:
-        if node is None or isinstance(node, LatexCommentNode):
-            continue
-        if isinstance(node, LatexCharsNode):
-            toks.extend(Tok("char", ch, node.pos + i) for i, ch in enumerate(node.chars))
-        elif isinstance(node, LatexMacroNode):
-            toks.append(Tok("macro", node.macroname, node.pos))
-            args = node.nodeargd.argnlist if node.nodeargd is not None else []
-            for arg in args or []:
-                if arg is not None:
-                    toks.append(_as_group(arg))
-        elif isinstance(node, LatexGroupNode):
-            toks.append(_as_group(node))
-        elif isinstance(node, LatexSpecialsNode):
-            toks.append(Tok("char", node.specials_chars[:1] or " ", node.pos))
-        elif isinstance(node, LatexEnvironmentNode | LatexMathNode):
-            toks.extend(_tokens(list(node.nodelist or [])))
-    return toks
-
-
-def _as_group(node: object) -> Tok:
-    if isinstance(node, LatexGroupNode):
-        return Tok("group", "", node.pos, tuple(_tokens(list(node.nodelist or []))))
-    # A one-token argument written without braces: `\hat p`, `\mathbf x`.
-    inner = _tokens([node])
-    pos = getattr(node, "pos", 0) or 0
-    return Tok("group", "", pos, tuple(tok for tok in inner if tok.text.strip()))
-
-
-def _canonical(toks: tuple[Tok, ...] | list[Tok]) -> str:
-    """Tokens back to LaTeX without spaces (a space only where a macro meets a letter)."""
-    out: list[str] = []
-    for tok in toks:
-        if tok.kind == "group":
-            out.append("{" + _canonical(tok.children) + "}")
-        elif tok.kind == "macro":
-            out.append("\\" + tok.text)
-        elif not tok.text.isspace():
-            if out and out[-1].startswith("\\") and out[-1][1:].isalpha() and tok.text.isalpha():
-                out.append(" ")
-            out.append(tok.text)
-    return "".join(out)
-
-
-def _unbrace(text: str) -> str:
-    while text.startswith("{") and text.endswith("}") and _balanced(text[1:-1]):
-        text = text[1:-1]
-    return text
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += {"{": 1, "}": -1}.get(ch, 0)
-        if depth < 0:
-            return False
-    return depth == 0
-
-
 # Reading symbols ---------------------------------------------------------------------------------
 
 
@@ -332,7 +143,11 @@ def _base(tok: Tok, stream: _Stream) -> str | None:
             following = _next_meaningful(stream)
             if following is not None and following.kind == "char" and following.text == "(":
                 return None  # big-O: the O is notation for a bound, its argument is maths
-            if following is not None and following.kind == "macro" and following.text in _OPEN:
+            if (
+                following is not None
+                and following.kind == "macro"
+                and following.text in OPEN_DELIMITERS
+            ):
                 return None
         return tok.text
     if tok.kind != "macro":
@@ -344,7 +159,7 @@ def _base(tok: Tok, stream: _Stream) -> str | None:
         arg = _take_argument(stream)
         if arg is None:
             return None
-        inner = _unbrace(_canonical([arg]))
+        inner = unbrace(canonical([arg]))
         return f"\\{name}{{{inner}}}" if inner else None
     if name in SKIP_ARGUMENT:
         _take_argument(stream)
@@ -369,9 +184,9 @@ def _attach_scripts(stream: _Stream, base: str, pos: int) -> None:
         if tok.text == "^":
             superscripts.append(arg)
             continue
-        raw_sub = _canonical([arg])
+        raw_sub = canonical([arg])
         braced = arg.kind == "group"
-        sub = _unbrace(raw_sub)
+        sub = unbrace(raw_sub)
         # Index letters are uses too (`q_i` uses `i`); whether a subscript is an index is
         # decided against the table in scope, so record them and let the rule filter.
     follows_letter = False
@@ -386,7 +201,7 @@ def _attach_scripts(stream: _Stream, base: str, pos: int) -> None:
 @lru_cache(maxsize=8192)
 def _read_maths(latex: str) -> tuple[tuple[SymbolUse, ...], str | None]:
     try:
-        toks = _tokens(_walk("$" + latex.replace("$", " ") + "$"))
+        toks = tokens(_walk("$" + latex.replace("$", " ") + "$"))
     except Exception as exc:  # a walker bug: say so (CK205), never pass it as symbol-free
         return (), _reason(exc)
     uses: list[SymbolUse] = []
@@ -488,7 +303,7 @@ def _maths_of(markdown: str) -> tuple[_Maths, ...]:
         try:
             for node in _walk(markdown[span.start : span.end]):
                 if isinstance(node, LatexMathNode):
-                    _scan(_tokens(list(node.nodelist or [])), uses)
+                    _scan(tokens(list(node.nodelist or [])), uses)
         except Exception as exc:  # a walker bug must not pass the span as symbol-free
             uses, error = [], _reason(exc)
         shifted = tuple(
