@@ -7,21 +7,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from coursekit import codes
 from coursekit.bounds import UnusableName, child, shorten
 from coursekit.diagnostics import Diagnostic, Severity
-from coursekit.load.parsecache import cached_parse
-from coursekit.load.validate import validate
+from coursekit.load.reader import DocumentReader
 from coursekit.load.yamlsafe import (
-    LoadError,
-    check_unsaved,
-    parse_yaml,
-    read_text,
     split_front_matter,
 )
-from coursekit.model.base import Location, Node
+from coursekit.model.base import Location
 from coursekit.model.documents import (
     BookManifest,
     ChapterManifest,
@@ -36,16 +31,13 @@ from coursekit.model.tree import (
     Course,
     ExerciseDoc,
     Lesson,
-    LoadFailure,
     Problem,
     Program,
-    Unloaded,
 )
 
 if TYPE_CHECKING:
     from coursekit.store import ResultStore
 
-N = TypeVar("N", bound=Node)
 
 CHAPTER_ID = re.compile(r"^(?P<book>[0-9A-Z]+)\.(?P<n>[1-9][0-9]*)$")
 MAX_ASSETS = 10_000
@@ -76,100 +68,8 @@ class LoadResult:
         ]
 
 
-class _Loader:
-    def __init__(
-        self,
-        course_dir: Path,
-        project_root: Path,
-        store: ResultStore | None = None,
-        overlays: Mapping[Path, str] | None = None,
-    ) -> None:
-        self.store = store
-        # Unsaved editor buffers (the language server): read in place of the file's content.
-        self.overlays = {
-            _key(path): text for path, text in (overlays or {}).items()
-        }  # parsed documents are kept here (parsecache.cached_parse) when given
-        self.course_dir = course_dir
-        self.project_root = project_root
-        self.course = Course(root=self.rel(course_dir))
-        self.diagnostics: list[Diagnostic] = []
-        # folders a listed chapter claims, even when it claims several (CK109 reports that):
-        # none of them is "unlisted"
-        self.claimed: set[Path] = set()
-
-    def rel(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.project_root).as_posix()
-        except ValueError:
-            return path.as_posix()
-
-    def report(
-        self,
-        location: Location,
-        code: str,
-        message: str,
-        severity: Severity = Severity.ERROR,
-        missing: Path | None = None,
-    ) -> None:
-        # A missing file is related to the finding: naming its path (as the pre-commit hook
-        # does for a deleted file) reports the manifest that still lists it.
-        related = (self.rel(missing),) if missing is not None else ()
-        self.diagnostics.append(Diagnostic.at(location, code, message, severity, related=related))
-
-    def failed(self, problems: list[Diagnostic]) -> None:
-        """Remember why a document did not load: reports name it instead of dropping it."""
-        self.course.failed.extend(
-            LoadFailure(Location(d.path, d.line, d.column), d.code, d.message) for d in problems
-        )
-
-    def unloaded(self, kind: str, listed_id: str, listed_at: Location, since: int) -> None:
-        """A listed book or chapter is absent: the errors reported since `since` say why."""
-        failures = tuple(
-            LoadFailure(Location(d.path, d.line, d.column), d.code, d.message)
-            for d in self.diagnostics[since:]
-            if d.severity == Severity.ERROR
-        ) or (LoadFailure(listed_at, "CK106", f"'{listed_id}' is not a {kind} id"),)
-        self.course.unloaded.setdefault((kind, listed_id), Unloaded(kind, listed_id, failures))
-
-    def text(self, path: Path) -> str | None:
-        rel = self.rel(path)
-        overlay = self.overlays.get(_key(path)) if self.overlays else None
-        try:
-            text = read_text(path, self.course_dir) if overlay is None else check_unsaved(overlay)
-        except LoadError as exc:
-            self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
-            self.failed(self.diagnostics[-1:])
-            return None
-        self.course.texts[rel] = text
-        return text
-
-    def exists(self, path: Path) -> bool:
-        """A file on disk, or an open buffer not saved yet."""
-        return path.is_file() or (bool(self.overlays) and _key(path) in self.overlays)
-
-    def document(self, path: Path, kind: type[N]) -> N | None:
-        text = self.text(path)
-        if text is None:
-            return None
-        return self.parse(text, self.rel(path), kind)
-
-    def parse(self, text: str, rel: str, kind: type[N], line_offset: int = 0) -> N | None:
-        try:
-            if self.store is None:
-                data, source = parse_yaml(text, rel, line_offset)
-            else:
-                data, source = cached_parse(self.store, text, rel, line_offset)
-        except LoadError as exc:
-            self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
-            self.failed(self.diagnostics[-1:])
-            return None
-        model, problems = validate(kind, data, source)
-        self.diagnostics.extend(problems)
-        if model is None:
-            self.failed(problems)
-        return model
-
-    # The walk -------------------------------------------------------------------------------
+class _Loader(DocumentReader):
+    """The walk: course.yaml, then each listed book, chapter, lesson, problem and exercise."""
 
     def load(self) -> Course:
         manifest_path = self.course_dir / "course.yaml"
@@ -409,10 +309,6 @@ class _Loader:
             if path.is_file() and not path.is_symlink():
                 found.append(self.rel(path))
         return found
-
-
-def _key(path: Path) -> str:
-    return os.path.normpath(os.path.abspath(path))
 
 
 def load_course(
