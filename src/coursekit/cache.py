@@ -32,6 +32,9 @@ unless it is *racily clean* (modified within `RACY_NS` of when the table was wri
 same-tick edit could leave the tuple unchanged); those are hashed again. ctime cannot be set
 from user space, so restoring an mtime after an edit does not fool it.
 
+Split by idea: `cache_files` (the folder, entries on disk), `cache_tree` (the tree digest and its
+stat table), and here the keys, the stores and whole-run replay; the old names stay importable.
+
 This module imports only the standard library at module level: it runs on the warm path.
 Every write is atomic (temporary file, then `os.replace`); an unreadable or corrupted entry is
 a miss, and a cache that cannot be written is silently skipped.
@@ -40,132 +43,60 @@ a miss, and a cache that cannot be written is silently skipped.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sys
-import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import coursekit
-from coursekit.bounds import MAX_FILE_BYTES
+from coursekit.cache_files import (
+    CACHE_DIR,
+    CACHEDIR_TAG,
+    FORMAT,
+    MAX_ENTRY_BYTES,
+    _prepare,
+    _read_json,
+    _write_json,
+    atomic_write,
+    cache_root,
+    clean,
+    file_digest,
+    inside_cache,
+    sha256,
+)
+from coursekit.cache_tree import RACY_NS, TreeDigest
 from coursekit.project import relative_paths
 
-CACHE_DIR = ".coursekit_cache"
-FORMAT = "v1"  # bump when the layout or any entry's shape changes
-RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp granularity
 MAX_RUNS = 64  # run entries kept; the oldest are pruned
-MAX_ENTRY_BYTES = 256 * 1024 * 1024  # a cache entry larger than this is not ours: a miss
-CHUNK = 1024 * 1024  # bytes hashed at a time
 NOT_IN_KEY = frozenset({"jobs", "progress"})  # options that change how fast, not what
+# Names that moved to cache_files / cache_tree, still importable from here.
+__all__ = [
+    "CACHEDIR_TAG",
+    "CACHE_DIR",
+    "FORMAT",
+    "LIBRARIES",
+    "MAX_ENTRY_BYTES",
+    "MAX_RUNS",
+    "NOT_IN_KEY",
+    "RACY_NS",
+    "DiskStore",
+    "Layered",
+    "RunCache",
+    "TreeDigest",
+    "atomic_write",
+    "cache_root",
+    "clean",
+    "environment",
+    "file_digest",
+    "inside_cache",
+    "library_version",
+    "run_settings",
+    "sha256",
+    "source_fingerprint",
+]
 LIBRARIES = ("sympy", "numpy", "pydantic", "pydantic_core", "ruamel.yaml", "pylatexenc")
-
-CACHEDIR_TAG = (
-    "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file is a cache directory tag created by coursekit.\n"
-    "# For information about cache directory tags see https://bford.info/cachedir/\n"
-)
-
-
-# The cache folder -------------------------------------------------------------------------------
-
-
-def cache_root(project_root: Path) -> Path:
-    return project_root / CACHE_DIR
-
-
-def _prepare(root: Path) -> Path:
-    """Create the cache folder with its .gitignore and CACHEDIR.TAG; the versioned subfolder."""
-    base = root / FORMAT
-    if not inside_cache(base / "entry"):
-        raise OSError(f"{root} is (or holds) a symbolic link; the cache is not used")
-    if not base.is_dir():
-        base.mkdir(parents=True, exist_ok=True)
-        _write_if_missing(root / ".gitignore", "# Created by coursekit automatically.\n*\n")
-        _write_if_missing(root / "CACHEDIR.TAG", CACHEDIR_TAG)
-    return base
-
-
-def _write_if_missing(path: Path, text: str) -> None:
-    if not path.exists():
-        atomic_write(path, text.encode("utf-8"))
-
-
-def clean(project_root: Path) -> bool:
-    """Remove the cache folder; False when there was none. Refuses a folder that is not ours."""
-    root = cache_root(project_root)
-    if not root.exists():
-        return False
-    if root.is_symlink() or not (root / "CACHEDIR.TAG").is_file():
-        raise OSError(f"{root} has no CACHEDIR.TAG; not removing a folder coursekit did not make")
-    import shutil
-
-    shutil.rmtree(root)
-    return True
-
-
-def inside_cache(path: Path) -> bool:
-    """Whether `path` lies in a cache folder reached without a symbolic link on the way.
-
-    The folder is the nearest ancestor named `.coursekit_cache`; it, every folder below it down
-    to `path`, and `path` itself must be what they seem (a link there could point anywhere).
-    """
-    folder = next((p for p in path.parents if p.name == CACHE_DIR), None)
-    if folder is None or os.path.islink(path):
-        return False
-    expected = os.path.join(
-        os.path.realpath(folder.parent), os.path.relpath(path.parent, folder.parent)
-    )
-    return os.path.realpath(path.parent) == os.path.normpath(expected)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """A cache entry, written whole or not at all (not fsynced: a lost entry is a miss)."""
-    from coursekit.atomic import atomic_write_bytes  # only writers pay for tempfile
-
-    if not inside_cache(path):
-        raise OSError(f"{path}: the cache folder is reached through a symbolic link; not written")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, data, durable=False)
-
-
-def _read_json(path: Path) -> Any | None:
-    try:
-        if not inside_cache(path) or path.stat().st_size > MAX_ENTRY_BYTES:
-            return None
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
-        return None
-
-
-def file_digest(path: Path, st: os.stat_result) -> str:
-    """A file's key in the tree digest: its SHA-256 read in chunks, or, for a file larger than
-    the loader reads, its stat tuple (what coursekit reports of it, its size, is in there)."""
-    if st.st_size > MAX_FILE_BYTES:
-        stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
-        return "stat:" + ":".join(map(str, stamp))
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _write_json(path: Path, value: Any) -> bool:
-    try:
-        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
-        atomic_write(path, data.encode("utf-8"))
-    except (OSError, TypeError, ValueError, RecursionError):
-        return False
-    return True
-
-
-def sha256(data: bytes | str) -> str:
-    if isinstance(data, str):  # a file name that is not UTF-8 holds lone surrogates
-        data = data.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(data).hexdigest()
 
 
 # What every key includes ------------------------------------------------------------------------
@@ -340,99 +271,6 @@ class Layered:
     def decline(self, namespace: str, key: str, why: str) -> None:
         self.memory.pop((namespace, key), None)
         self.below.decline(namespace, key, why)
-
-
-# The course tree's digest ------------------------------------------------------------------------
-
-
-class TreeDigest:
-    """The content hash of every file under the course folder, memoised by stat tuple."""
-
-    def __init__(self, course_dir: Path, table_path: Path) -> None:
-        self.course_dir = course_dir
-        self.table_path = table_path
-        self.files: dict[str, str] = {}  # relative path -> sha256 of its bytes
-        self.folders: set[str] = set()  # relative paths: an empty folder matters to the loader
-        self.safe = True  # False: the tree holds something the digest cannot vouch for
-        self.changed = False  # the stat table needs writing back
-
-    def compute(self) -> str | None:
-        table = _read_json(self.table_path)
-        written = 0
-        known: dict[str, list[Any]] = {}
-        if (
-            isinstance(table, dict)
-            and isinstance(table.get("files"), dict)
-            and type(table.get("written_ns")) is int  # a damaged table is no table
-        ):
-            written = table["written_ns"]
-            known = table["files"]
-        fresh: dict[str, list[Any]] = {}
-        now = time.time_ns()
-        for rel, st in self._walk():
-            if not self.safe:
-                return None
-            stamp = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev]
-            old = known.get(rel)
-            racy = max(st.st_mtime_ns, st.st_ctime_ns) >= written - RACY_NS
-            if (
-                isinstance(old, list)
-                and len(old) == 6
-                and old[:5] == stamp
-                and isinstance(old[5], str)
-                and not racy
-            ):
-                digest = old[5]
-            else:
-                try:
-                    digest = file_digest(self.course_dir / rel, st)
-                except OSError:
-                    self.safe = False
-                    return None
-                self.changed = True
-            self.files[rel] = digest
-            fresh[rel] = [*stamp, digest]
-        if not self.safe:  # the walk stopped early: a link, a device, an unreadable folder
-            return None
-        if set(fresh) != set(known):
-            self.changed = True
-        self._fresh = fresh
-        self._now = now
-        listing = [f"{rel}\0{digest}" for rel, digest in self.files.items()]
-        listing += [f"{rel}/\0folder" for rel in self.folders]
-        return sha256("\n".join(sorted(listing)))
-
-    def save(self) -> None:
-        """Write the stat table back (only what compute() saw), stamped with when it was read."""
-        if self.changed and self.safe:
-            _write_json(self.table_path, {"written_ns": self._now, "files": self._fresh})
-
-    def _walk(self) -> Iterable[tuple[str, os.stat_result]]:
-        """Every file below the course folder. A symbolic link makes the tree unsafe to digest
-        (its target may lie anywhere), and so does anything unreadable."""
-        stack = [("", str(self.course_dir))]
-        while stack:
-            prefix, folder = stack.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                self.safe = False
-                return
-            for entry in entries:
-                rel = prefix + entry.name
-                if not prefix and entry.name == CACHE_DIR:
-                    continue  # a course folder that is the project root holds the cache
-                if entry.is_symlink():
-                    self.safe = False
-                    return
-                if entry.is_dir(follow_symlinks=False):
-                    self.folders.add(rel)
-                    stack.append((rel + "/", entry.path))
-                elif entry.is_file(follow_symlinks=False):
-                    yield rel, entry.stat(follow_symlinks=False)
-                else:
-                    self.safe = False  # a fifo, a socket, a device: not a course file
-                    return
 
 
 # Whole runs -------------------------------------------------------------------------------------

@@ -1,0 +1,108 @@
+"""The course tree's digest: every file's content hash and every folder, memoised in a stat table.
+
+The table maps path -> (mtime_ns, ctime_ns, size, inode, dev, sha256), git's index strategy; a
+racily clean file (modified within `RACY_NS` of when the table was written) is hashed again.
+Standard library only at module level: the warm path (`coursekit.cache`) imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from coursekit.cache_files import CACHE_DIR, _read_json, _write_json, file_digest, sha256
+
+RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp granularity
+
+
+class TreeDigest:
+    """The content hash of every file under the course folder, memoised by stat tuple."""
+
+    def __init__(self, course_dir: Path, table_path: Path) -> None:
+        self.course_dir = course_dir
+        self.table_path = table_path
+        self.files: dict[str, str] = {}  # relative path -> sha256 of its bytes
+        self.folders: set[str] = set()  # relative paths: an empty folder matters to the loader
+        self.safe = True  # False: the tree holds something the digest cannot vouch for
+        self.changed = False  # the stat table needs writing back
+
+    def compute(self) -> str | None:
+        table = _read_json(self.table_path)
+        written = 0
+        known: dict[str, list[Any]] = {}
+        if (
+            isinstance(table, dict)
+            and isinstance(table.get("files"), dict)
+            and type(table.get("written_ns")) is int  # a damaged table is no table
+        ):
+            written = table["written_ns"]
+            known = table["files"]
+        fresh: dict[str, list[Any]] = {}
+        now = time.time_ns()
+        for rel, st in self._walk():
+            if not self.safe:
+                return None
+            stamp = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev]
+            old = known.get(rel)
+            racy = max(st.st_mtime_ns, st.st_ctime_ns) >= written - RACY_NS
+            if (
+                isinstance(old, list)
+                and len(old) == 6
+                and old[:5] == stamp
+                and isinstance(old[5], str)
+                and not racy
+            ):
+                digest = old[5]
+            else:
+                try:
+                    digest = file_digest(self.course_dir / rel, st)
+                except OSError:
+                    self.safe = False
+                    return None
+                self.changed = True
+            self.files[rel] = digest
+            fresh[rel] = [*stamp, digest]
+        if not self.safe:  # the walk stopped early: a link, a device, an unreadable folder
+            return None
+        if set(fresh) != set(known):
+            self.changed = True
+        self._fresh = fresh
+        self._now = now
+        listing = [f"{rel}\0{digest}" for rel, digest in self.files.items()]
+        listing += [f"{rel}/\0folder" for rel in self.folders]
+        return sha256("\n".join(sorted(listing)))
+
+    def save(self) -> None:
+        """Write the stat table back (only what compute() saw), stamped with when it was read."""
+        if self.changed and self.safe:
+            _write_json(self.table_path, {"written_ns": self._now, "files": self._fresh})
+
+    def _walk(self) -> Iterable[tuple[str, os.stat_result]]:
+        """Every file below the course folder. A symbolic link makes the tree unsafe to digest
+        (its target may lie anywhere), and so does anything unreadable."""
+        stack = [("", str(self.course_dir))]
+        while stack:
+            prefix, folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                self.safe = False
+                return
+            for entry in entries:
+                rel = prefix + entry.name
+                if not prefix and entry.name == CACHE_DIR:
+                    continue  # a course folder that is the project root holds the cache
+                if entry.is_symlink():
+                    self.safe = False
+                    return
+                if entry.is_dir(follow_symlinks=False):
+                    self.folders.add(rel)
+                    stack.append((rel + "/", entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    yield rel, entry.stat(follow_symlinks=False)
+                else:
+                    self.safe = False  # a fifo, a socket, a device: not a course file
+                    return
