@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from coursekit.model.documents import (
     LessonFrontMatter,
     WorkedProblem,
 )
+from coursekit.model.ids import CHAPTER_ID
 from coursekit.model.tree import (
     Book,
     Chapter,
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 
 N = TypeVar("N", bound=Node)
 
-CHAPTER_ID = re.compile(r"^(?P<book>[0-9A-Z]+)\.(?P<n>[1-9][0-9]*)$")
 MAX_ASSETS = 10_000
 
 
