@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from checkout_guard import untracked
+
 REPO = Path(__file__).resolve().parent.parent
 
 COURSE = """\
@@ -70,3 +72,30 @@ def make_course(root: Path) -> Path:
 @pytest.fixture
 def tiny_course(tmp_path: Path) -> Path:
     return make_course(tmp_path)
+
+
+# Tests write only in temporary folders: the run must leave the checkout as it found it. Checked
+# once, on the controller (not on each xdist worker), after every worker has finished.
+_BEFORE = pytest.StashKey[set[str] | None]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):
+        session.config.stash[_BEFORE] = untracked(REPO)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.config.stash.get(_BEFORE, None)
+    after = untracked(REPO) if before is not None else None
+    if before is None or after is None:
+        return
+    gained = sorted(after - before)
+    if gained:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(
+                "tests wrote into the checkout (use tmp_path, a copy, or --no-cache): "
+                + ", ".join(gained),
+                red=True,
+            )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

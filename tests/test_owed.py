@@ -18,7 +18,9 @@ SEED = Path(__file__).resolve().parent / "fixtures" / "seed-course" / "course"
 
 
 def owed_json(course: Path, *args: str) -> dict[str, object]:
-    result = CliRunner().invoke(main, ["owed", "--course", str(course), "--format", "json", *args])
+    result = CliRunner().invoke(
+        main, ["owed", "--no-cache", "--course", str(course), "--format", "json", *args]
+    )
     assert result.exit_code == 0, result.output
     data: dict[str, object] = json.loads(result.output)
     return data
@@ -114,7 +116,9 @@ def test_planned_items_do_not_count_and_strands_owe_separately(tmp_path: Path) -
 
 
 def test_text_format_is_a_table_and_exits_0() -> None:
-    result = CliRunner().invoke(main, ["owed", "--course", str(SEED), "--chapter", "II.2"])
+    result = CliRunner().invoke(
+        main, ["owed", "--no-cache", "--course", str(SEED), "--chapter", "II.2"]
+    )
     assert result.exit_code == 0
     lines = result.output.splitlines()
     assert lines[0] == "II.2  From Recurrence to Attention"
@@ -124,7 +128,9 @@ def test_text_format_is_a_table_and_exits_0() -> None:
 
 
 def test_markdown_format_has_a_course_table_and_marks() -> None:
-    result = CliRunner().invoke(main, ["owed", "--course", str(SEED), "--format", "markdown"])
+    result = CliRunner().invoke(
+        main, ["owed", "--no-cache", "--course", str(SEED), "--format", "markdown"]
+    )
     assert result.exit_code == 0
     text = result.output
     assert text.startswith("## Owed content")
@@ -146,13 +152,17 @@ def test_markdown_marks_a_published_chapter_that_owes_red(tmp_path: Path) -> Non
     (chapter,) = course.glob("II/2-*/chapter.yaml")
     text = chapter.read_text(encoding="utf-8")
     chapter.write_text(text.replace("status: draft", "status: published"), encoding="utf-8")
-    result = CliRunner().invoke(main, ["owed", "--course", str(course), "--format", "markdown"])
+    result = CliRunner().invoke(
+        main, ["owed", "--no-cache", "--course", str(course), "--format", "markdown"]
+    )
     assert "| ❌ **II.2** From Recurrence to Attention |" in result.output
     assert "| ❌ basics | 3 | 9 | 6 |" in result.output
 
 
 def test_unknown_chapter_is_a_usage_error() -> None:
-    result = CliRunner().invoke(main, ["owed", "--course", str(GOLDEN), "--chapter", "I.2"])
+    result = CliRunner().invoke(
+        main, ["owed", "--no-cache", "--course", str(GOLDEN), "--chapter", "I.2"]
+    )
     assert result.exit_code == 2
     assert "did you mean 'I.1'" in result.output
 

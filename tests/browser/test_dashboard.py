@@ -164,7 +164,7 @@ def test_the_seed_chapter_reads_as_the_seed_page(page: Page, tmp_path: Path) -> 
     seed = Path(__file__).resolve().parents[1] / "fixtures" / "seed-course" / "course"
     html = tmp_path / "seed.html"
     args = ["--no-exec", "--format", "html", "--chapter", "II.2", "--output-file", str(html)]
-    result = CliRunner().invoke(main, ["owed", "--course", str(seed), *args])
+    result = CliRunner().invoke(main, ["owed", "--no-cache", "--course", str(seed), *args])
     assert result.exit_code == 0, result.output
     page.open(html)
     # What a reader sees (innerText follows the rendering), header by header.

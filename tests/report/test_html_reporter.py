@@ -24,7 +24,9 @@ II2 = "II/2-from-recurrence-to-attention"
 
 
 def owed(course: Path, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, ["owed", "--course", str(course), "--no-exec", *args])
+    result = CliRunner().invoke(
+        main, ["owed", "--no-cache", "--course", str(course), "--no-exec", *args]
+    )
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result.exit_code, result.output
 

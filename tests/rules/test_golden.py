@@ -15,7 +15,7 @@ def test_golden_course_is_clean(tmp_path: Path) -> None:
 
 
 def test_golden_course_check_exits_0() -> None:
-    result = CliRunner().invoke(main, ["check", "--course", str(GOLDEN), "--no-exec"])
+    result = CliRunner().invoke(main, ["check", "--course", str(GOLDEN), "--no-exec", "--no-cache"])
     assert result.exit_code == 0, result.output
 
 

@@ -152,3 +152,28 @@ def test_every_kind_of_repeat_is_reported_once_in_file_order(tmp_path: Path) -> 
         ("CK107", "course/course.yaml", 3, 17, "book 'I' is listed twice"),
         ("CK107", "course/course.yaml", 3, 20, "book '0' is listed twice"),
     ]
+
+
+# One chapter-id pattern: the loader and CK106 agree on what a chapter id is ------------------
+
+
+@pytest.mark.parametrize("bad", ["A.7", "1.7", "Z.7"])
+def test_a_non_roman_chapter_id_is_malformed_once_not_also_missing(
+    tmp_path: Path, bad: str
+) -> None:
+    """The loader defers a malformed id to CK106 instead of also looking for its folder (CK109)."""
+    course = copy_golden(tmp_path)
+    edit(course / BOOK_I, "chapters: [I.1]", f"chapters: [I.1, {bad}]")
+    found = sorted((d.code, d.message) for d in run_check(course))
+    codes_seen = {code for code, _ in found}
+    assert "CK106" in codes_seen, found
+    assert "CK109" not in codes_seen, found
+
+
+def test_loader_and_rule_share_the_chapter_id_pattern() -> None:
+    from coursekit.load import loader
+    from coursekit.model import ids
+    from coursekit.rules import structure
+
+    assert loader.CHAPTER_ID is ids.CHAPTER_ID
+    assert structure.CHAPTER_ID is ids.CHAPTER_ID

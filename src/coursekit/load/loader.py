@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from coursekit.model.documents import (
     LessonFrontMatter,
     WorkedProblem,
 )
+from coursekit.model.ids import CHAPTER_ID
 from coursekit.model.tree import (
     Book,
     Chapter,
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from coursekit.store import ResultStore
 
 
-CHAPTER_ID = re.compile(r"^(?P<book>[0-9A-Z]+)\.(?P<n>[1-9][0-9]*)$")
 MAX_ASSETS = 10_000
 
 

@@ -14,12 +14,10 @@ from coursekit import codes
 from coursekit.diagnostics import Severity
 from coursekit.hints import FEW, did_you_mean, one_of
 from coursekit.model.base import Location, Node
+from coursekit.model.ids import APPARATUS_ID, BOOK_ID, CHAPTER_ID
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules.base import Context, Finding, documented, rule
 
-BOOK_ID = re.compile(r"^(0|[IVXLC]+)$")
-CHAPTER_ID = re.compile(r"^(?P<book>[IVXLC]+)\.(?P<n>[1-9][0-9]*)$")
-APPARATUS_ID = re.compile(r"^0\.(?P<area>[A-Z]{2,4})\.(?P<nn>[0-9]{2})$")
 SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 _LOADER_DOCS = [
