@@ -417,7 +417,7 @@ def verify_document(
         owners.append(("equation", label, j))
 
     if jobs and isolate:
-        from coursekit.verify.expr import sympy_module
+        from coursekit.verify.symbolic import sympy_module
 
         _warm(sympy_module())  # once here, so every forked worker starts warm
         ran = run_isolated(jobs, timeout, memory_mb=memory_mb)

@@ -17,14 +17,11 @@ from coursekit.verify.expr import (
     DEFAULT_LIMITS,
     FormulaError,
     Limits,
-    SymbolTable,
-    SympyExpr,
     expand,
     parse_formula,
     parse_formulas,
-    sympy_module,
-    to_sympy,
 )
+from coursekit.verify.symbolic import SymbolTable, SympyExpr, sympy_module, to_sympy
 from coursekit.verify.tree import Name, Node, first_offset, free_names
 
 if TYPE_CHECKING:
