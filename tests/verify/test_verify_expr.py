@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.verify.expr import FormulaError, Limits, parse_formula, parse_formulas
+from coursekit.verify.declared import parse_formulas
+from coursekit.verify.expr import FormulaError, Limits, parse_formula
 from coursekit.verify.symbolic import SymbolTable, build
 from coursekit.verify.tree import BinOp, Call, Name, Num
 

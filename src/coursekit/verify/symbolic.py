@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeAlias
 
-from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits, expand, parse_formula
+from coursekit.verify.declared import expand
+from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits, parse_formula
 from coursekit.verify.tree import BinOp, Name, Neg, Node, Num
 
 #: sympy is untyped; expressions are passed around as ``Any`` under this name.

@@ -13,14 +13,8 @@ from coursekit.verify.claims.model import (
     ClaimError,
 )
 from coursekit.verify.claims.numbers import show, value_text
-from coursekit.verify.expr import (
-    DEFAULT_LIMITS,
-    FormulaError,
-    Limits,
-    expand,
-    parse_formula,
-    parse_formulas,
-)
+from coursekit.verify.declared import expand, parse_formulas
+from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits, parse_formula
 from coursekit.verify.symbolic import SymbolTable, SympyExpr, sympy_module, to_sympy
 from coursekit.verify.tree import Name, Node, first_offset, free_names
 
