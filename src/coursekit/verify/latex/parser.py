@@ -246,21 +246,9 @@ class _Parser(TokenCursor):
         """Return the atom and whether a subscript may extend its name."""
         t = self.tok
         if t.kind == "char":
-            if t.value.isdigit():
-                return self.number(), False
-            if t.value.isascii() and t.value.isalpha():
-                self.advance()
-                return Name(t.value, t.offset), True
-            if t.value in "([":
-                self.advance()
-                node = self.expr()
-                self.expect_char(OPEN[t.value])
-                return node, False
-            if t.value == "{":
-                self.advance()
-                node = self.expr()
-                self.expect_char("}")
-                return node, False
+            found = self.char_atom(t)
+            if found is not None:
+                return found
         if t.kind == "text":
             self.advance()
             ident = identifier(t.content)
@@ -270,47 +258,71 @@ class _Parser(TokenCursor):
                 )
             return Name(ident, t.offset), True
         if t.kind == "cmd":
-            name = t.value
-            if name in GREEK:
-                self.advance()
-                return Name(GREEK[name], t.offset), True
-            if name == "pi":
-                self.advance()
-                return Name("pi", t.offset), False
-            if name == "{":
-                self.advance()
-                node = self.expr()
-                if not self.is_cmd("}"):
-                    raise self.fail(f"expected '\\}}'{self.found()}")
-                self.advance()
-                return node, False
-            if name == "left":
-                return self.left_right(), False
-            if name in {"frac", "dfrac", "tfrac"}:
-                self.advance()
-                num = self.argument(f"\\{name}")
-                den = self.argument(f"\\{name}")
-                return BinOp("/", num, den, t.offset), False
-            if name == "sqrt":
-                self.advance()
-                index: Node | None = None
-                if self.is_char("["):
-                    self.advance()
-                    index = self.expr()
-                    self.expect_char("]")
-                radicand = self.argument("\\sqrt")
-                if index is None:
-                    return Call("sqrt", (radicand,), t.offset), False
-                return BinOp(
-                    "**",
-                    radicand,
-                    BinOp("/", Num(Fraction(1), t.offset), index, t.offset),
-                    t.offset,
-                ), False
-            if name in FUNCTION_MACROS:
-                return self.function(), False
-            raise self.fail(f"LaTeX command \\{name} is not supported here", t)
+            return self.command_atom(t)
         raise self.fail(f"expected an expression{self.found()}", t)
+
+    def char_atom(self, t: Tok) -> tuple[Node, bool] | None:
+        """A digit, a letter or a bracketed group; None for any other character."""
+        if t.value.isdigit():
+            return self.number(), False
+        if t.value.isascii() and t.value.isalpha():
+            self.advance()
+            return Name(t.value, t.offset), True
+        if t.value in "([":
+            self.advance()
+            node = self.expr()
+            self.expect_char(OPEN[t.value])
+            return node, False
+        if t.value == "{":
+            self.advance()
+            node = self.expr()
+            self.expect_char("}")
+            return node, False
+        return None
+
+    def command_atom(self, t: Tok) -> tuple[Node, bool]:
+        """An atom that starts with a command: a Greek letter, pi, a group, a fraction, a root."""
+        name = t.value
+        if name in GREEK:
+            self.advance()
+            return Name(GREEK[name], t.offset), True
+        if name == "pi":
+            self.advance()
+            return Name("pi", t.offset), False
+        if name == "{":
+            self.advance()
+            node = self.expr()
+            if not self.is_cmd("}"):
+                raise self.fail(f"expected '\\}}'{self.found()}")
+            self.advance()
+            return node, False
+        if name == "left":
+            return self.left_right(), False
+        if name in {"frac", "dfrac", "tfrac"}:
+            self.advance()
+            num = self.argument(f"\\{name}")
+            den = self.argument(f"\\{name}")
+            return BinOp("/", num, den, t.offset), False
+        if name == "sqrt":
+            return self.sqrt(t), False
+        if name in FUNCTION_MACROS:
+            return self.function(), False
+        raise self.fail(f"LaTeX command \\{name} is not supported here", t)
+
+    def sqrt(self, t: Tok) -> Node:
+        """``\\sqrt{x}``, or ``\\sqrt[n]{x}`` as ``x**(1/n)``."""
+        self.advance()
+        index: Node | None = None
+        if self.is_char("["):
+            self.advance()
+            index = self.expr()
+            self.expect_char("]")
+        radicand = self.argument("\\sqrt")
+        if index is None:
+            return Call("sqrt", (radicand,), t.offset)
+        return BinOp(
+            "**", radicand, BinOp("/", Num(Fraction(1), t.offset), index, t.offset), t.offset
+        )
 
     def left_right(self) -> Node:
         t = self.advance()  # \left
