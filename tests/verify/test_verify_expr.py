@@ -9,14 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.verify.expr import (
-    FormulaError,
-    Limits,
-    SymbolTable,
-    build,
-    parse_formula,
-    parse_formulas,
-)
+from coursekit.verify.declared import parse_formulas
+from coursekit.verify.expr import FormulaError, Limits, parse_formula
+from coursekit.verify.symbolic import SymbolTable, build
 from coursekit.verify.tree import BinOp, Call, Name, Num
 
 
@@ -98,7 +93,8 @@ def test_refusal_creates_nothing(tmp_path: Path) -> None:
     """Parsing (and building) hostile text never runs it; checked in a clean process."""
     marker = tmp_path / "x"
     code = f"""
-from coursekit.verify.expr import FormulaError, SymbolTable, build
+from coursekit.verify.expr import FormulaError
+from coursekit.verify.symbolic import SymbolTable, build
 for text in ["__import__('os').system('touch {marker}')",
              "open('{marker}', 'w')",
              "exec(\\"open('{marker}', 'w')\\")",

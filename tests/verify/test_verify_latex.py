@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from coursekit.verify.claims import Context, check_equation_latex
-from coursekit.verify.expr import FormulaError, SymbolTable, parse_formula, to_sympy
+from coursekit.verify.expr import FormulaError, parse_formula
 from coursekit.verify.latex import parse_latex, parse_latex_sides
+from coursekit.verify.symbolic import SymbolTable, to_sympy
 
 TABLE = SymbolTable({"positive": ["T", "d", "d_h", "d_x", "d_k", "d_v"], "integer": ["T"]})
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from coursekit.verify import MathsSpec, Verdict, verify_document
-from coursekit.verify.runner import run_inline, run_isolated
+from coursekit.verify.isolation import run_inline, run_isolated
 
 SRC = str(Path(__file__).parents[2] / "src")
 EQUAL = {"d_h": "d", "d_x": "d", "d_k": "d", "d_v": "d"}
@@ -271,7 +271,7 @@ def test_a_worker_killed_from_outside_is_crashed_not_unproven() -> None:
 
 def test_sympy_raising_is_crashed_not_a_verdict() -> None:
     from coursekit.verify.claims import CheckResult
-    from coursekit.verify.runner import run_inline
+    from coursekit.verify.isolation import run_inline
 
     def raises() -> CheckResult:
         raise TypeError("cannot determine truth value of Relational")

@@ -27,7 +27,8 @@ from coursekit.verify.claims import (
     check_quiz_answer,
     read_number,
 )
-from coursekit.verify.expr import FormulaError, Limits, parse_formula, parse_formulas
+from coursekit.verify.declared import parse_formulas
+from coursekit.verify.expr import FormulaError, Limits, parse_formula
 from coursekit.verify.latex import parse_latex, parse_latex_sides
 from coursekit.verify.runner import DEFAULT_TIMEOUT, MathsSpec, Verdict, verify_document
 

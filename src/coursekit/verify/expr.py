@@ -17,22 +17,19 @@ offending construct.  Caps bound the text length, the node count, the size of nu
 of constant exponents (``9**9**9`` is refused before anything is computed).  Nothing is ever
 evaluated with ``eval``, ``sympify`` or ``parse_expr``.
 
-Declared formulas may use each other; :func:`expand` substitutes them (detecting cycles) and
-:func:`to_sympy` builds the sympy expression.  sympy is imported only by :func:`to_sympy` and
-:class:`SymbolTable`.
+Declared formulas may use each other; :mod:`coursekit.verify.declared` substitutes them and
+:mod:`coursekit.verify.symbolic` builds the sympy expression; this module never imports sympy.
 """
 
 from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, TypeAlias
+from typing import Any
 
 from coursekit.verify.tree import (
-    CONSTANTS,
     FUNCTIONS,
     BinaryOp,
     BinOp,
@@ -41,17 +38,7 @@ from coursekit.verify.tree import (
     Neg,
     Node,
     Num,
-    first_offset,
-    free_names,
     node_count,
-)
-
-#: sympy is untyped; expressions are passed around as ``Any`` under this name.
-SympyExpr: TypeAlias = Any
-
-#: Assumption kinds a lesson may declare (``assume: {positive: [T, d]}``).
-ASSUMPTION_KINDS: frozenset[str] = frozenset(
-    {"positive", "negative", "nonnegative", "nonpositive", "nonzero", "integer", "real", "rational"}
 )
 
 
@@ -126,6 +113,52 @@ _REFUSED: dict[type[ast.AST], str] = {
 
 def _digits(q: Fraction) -> int:
     return len(str(abs(q.numerator))) + len(str(q.denominator)) - 1
+
+
+class _FoldError(Exception):
+    """A constant subexpression refused; ``at_right`` places it at the right operand."""
+
+    def __init__(self, message: str, at_right: bool):
+        super().__init__(message)
+        self.message = message
+        self.at_right = at_right
+
+
+def fold_constant(
+    op: str, lv: Fraction | None, rv: Fraction | None, limits: Limits
+) -> Fraction | None:
+    """The value of ``lv op rv`` when both sides are constant, refusing results too large to hold.
+
+    Shared by the formula walker and :func:`check_constants` so both front ends refuse the same
+    things with the same words.
+    """
+    if op == "**":
+        if rv is None:
+            return None
+        if abs(rv) > limits.max_exponent:
+            raise _FoldError(f"exponent {rv} exceeds the limit of {limits.max_exponent}", True)
+        if lv is None or rv.denominator != 1:
+            return None
+        if lv == 0 and rv < 0:
+            raise _FoldError("division by zero", False)
+        if lv not in (0, 1, -1) and abs(int(rv)) * _digits(lv) > limits.max_constant_digits:
+            raise _FoldError("constant too large", False)
+        return lv ** int(rv)
+    if op == "/" and rv == 0:
+        raise _FoldError("division by zero", True)
+    if lv is None or rv is None:
+        return None
+    if op == "+":
+        result = lv + rv
+    elif op == "-":
+        result = lv - rv
+    elif op == "*":
+        result = lv * rv
+    else:
+        result = lv / rv
+    if _digits(result) > limits.max_constant_digits:
+        raise _FoldError("constant too large", False)
+    return result
 
 
 class _Walker:
@@ -209,38 +242,10 @@ class _Walker:
     def fold(
         self, op: str, lv: Fraction | None, rv: Fraction | None, node: ast.BinOp
     ) -> Fraction | None:
-        limits = self.limits
-        if op == "**":
-            if rv is not None:
-                if abs(rv) > limits.max_exponent:
-                    raise self.fail(
-                        f"exponent {rv} exceeds the limit of {limits.max_exponent}", node.right
-                    )
-                if lv is not None and rv.denominator == 1:
-                    if lv == 0 and rv < 0:
-                        raise self.fail("division by zero", node)
-                    if (
-                        lv not in (0, 1, -1)
-                        and abs(int(rv)) * _digits(lv) > limits.max_constant_digits
-                    ):
-                        raise self.fail("constant too large", node)
-                    return lv ** int(rv)
-            return None
-        if op == "/" and rv == 0:
-            raise self.fail("division by zero", node.right)
-        if lv is None or rv is None:
-            return None
-        if op == "+":
-            result = lv + rv
-        elif op == "-":
-            result = lv - rv
-        elif op == "*":
-            result = lv * rv
-        else:
-            result = lv / rv
-        if _digits(result) > limits.max_constant_digits:
-            raise self.fail("constant too large", node)
-        return result
+        try:
+            return fold_constant(op, lv, rv, self.limits)
+        except _FoldError as exc:
+            raise self.fail(exc.message, node.right if exc.at_right else node) from None
 
     def call(self, node: ast.Call) -> tuple[Node, Fraction | None]:
         if not isinstance(node.func, ast.Name):
@@ -311,107 +316,6 @@ def parse_formula(text: str, *, limits: Limits = DEFAULT_LIMITS, source: str | N
     return node
 
 
-def parse_formulas(
-    texts: Mapping[str, str], *, limits: Limits = DEFAULT_LIMITS
-) -> tuple[dict[str, Node], dict[str, FormulaError]]:
-    """Parse every declared formula; return the trees and, separately, the errors by name.
-
-    Formulas that take part in a reference cycle (``a: b + 1``, ``b: 2*a``) are reported as errors
-    and left out of the trees; so are formulas that use a formula with an error.
-    """
-    trees: dict[str, Node] = {}
-    errors: dict[str, FormulaError] = {}
-    for name, text in texts.items():
-        if not name.isidentifier() or name.startswith("_") or not name.isascii():
-            errors[name] = FormulaError(
-                f"formula name {name!r} is not an identifier", 0, str(text), name
-            )
-            continue
-        if name in FUNCTIONS or name in CONSTANTS:
-            errors[name] = FormulaError(f"formula name {name!r} is reserved", 0, str(text), name)
-            continue
-        try:
-            trees[name] = parse_formula(text, limits=limits, source=name)
-        except FormulaError as exc:
-            errors[name] = exc
-    # Cycles and dependencies on broken formulas, by depth-first search.
-    visiting, done = 1, 2
-    state: dict[str, int] = {}
-
-    def mark(name: str, message: str, dep: str) -> None:
-        if name not in errors:
-            off = first_offset(trees[name], dep) or 0
-            errors[name] = FormulaError(message, off, texts[name], name)
-
-    def visit(root: str) -> None:
-        # Iterative: a chain of formulas thousands deep must not exhaust Python's stack.
-        path = [root]  # the formulas being visited, outermost first
-        pending = [iter(sorted(free_names(trees[root])))]  # each one's deps still to look at
-        state[root] = visiting
-        while path:
-            name = path[-1]
-            for dep in pending[-1]:
-                if dep in errors and state.get(dep) is None:
-                    mark(name, f"uses formula {dep!r}, which has an error", dep)
-                elif dep not in trees:
-                    continue
-                elif state.get(dep) == visiting:
-                    cycle = [*path[path.index(dep) :], dep]
-                    text = " -> ".join(cycle)
-                    for i, member in enumerate(cycle[:-1]):
-                        mark(
-                            member, f"formulas refer to each other in a cycle: {text}", cycle[i + 1]
-                        )
-                elif state.get(dep) is None:
-                    state[dep] = visiting
-                    path.append(dep)
-                    pending.append(iter(sorted(free_names(trees[dep]))))
-                    break
-                elif dep in errors:
-                    mark(name, f"uses formula {dep!r}, which has an error", dep)
-            else:
-                state[name] = done
-                path.pop()
-                pending.pop()
-                if path and name in errors:
-                    mark(path[-1], f"uses formula {name!r}, which has an error", name)
-
-    for name in sorted(trees):
-        if state.get(name) is None:
-            visit(name)
-    for name in errors:
-        trees.pop(name, None)
-    return trees, errors
-
-
-def expand(node: Node, formulas: Mapping[str, Node], *, limits: Limits = DEFAULT_LIMITS) -> Node:
-    """Substitute declared formulas for their names, recursively (cycle-safe)."""
-    budget = [limits.max_expanded_nodes]
-
-    def go(n: Node, stack: tuple[str, ...]) -> Node:
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise FormulaError("formula too large once declared formulas are substituted", n.offset)
-        if isinstance(n, Name):
-            if n.id in formulas:
-                if n.id in stack:
-                    raise FormulaError(
-                        "formulas refer to each other in a cycle: " + " -> ".join((*stack, n.id)),
-                        n.offset,
-                    )
-                return go(formulas[n.id], (*stack, n.id))
-            return n
-        if isinstance(n, Neg):
-            return Neg(go(n.operand, stack), n.offset)
-        if isinstance(n, BinOp):
-            return BinOp(n.op, go(n.left, stack), go(n.right, stack), n.offset)
-        if isinstance(n, Call):
-            return Call(n.func, tuple(go(a, stack) for a in n.args), n.offset)
-        return n
-
-    return go(node, ())
-
-
 def check_constants(node: Node, *, limits: Limits = DEFAULT_LIMITS, text: str = "") -> None:
     """Refuse constant subexpressions too large to compute (``2^{9^{9}}``) and division by zero.
 
@@ -431,163 +335,21 @@ def check_constants(node: Node, *, limits: Limits = DEFAULT_LIMITS, text: str = 
             return None
         if isinstance(n, BinOp):
             lv, rv = fold(n.left), fold(n.right)
-            if n.op == "**":
-                if rv is None:
-                    return None
-                if abs(rv) > limits.max_exponent:
-                    raise FormulaError(
-                        f"exponent {rv} exceeds the limit of {limits.max_exponent}",
-                        n.right.offset,
-                        text,
-                    )
-                if lv is None or rv.denominator != 1:
-                    return None
-                if lv == 0 and rv < 0:
-                    raise FormulaError("division by zero", n.offset, text)
-                if lv not in (0, 1, -1) and abs(int(rv)) * _digits(lv) > limits.max_constant_digits:
-                    raise FormulaError("constant too large", n.offset, text)
-                return lv ** int(rv)
-            if n.op == "/" and rv == 0:
-                raise FormulaError("division by zero", n.right.offset, text)
-            if lv is None or rv is None:
-                return None
-            result = {"+": lv + rv, "-": lv - rv, "*": lv * rv}.get(n.op)
-            result = lv / rv if n.op == "/" else result
-            if result is not None and _digits(result) > limits.max_constant_digits:
-                raise FormulaError("constant too large", n.offset, text)
-            return result
+            try:
+                return fold_constant(n.op, lv, rv, limits)
+            except _FoldError as exc:
+                where = n.right.offset if exc.at_right else n.offset
+                raise FormulaError(exc.message, where, text) from None
         return None
 
     fold(node)
 
 
-def sympy_module() -> Any:
-    """Import sympy on first use (kept out of ``import coursekit.verify``)."""
-    import sympy
-
-    return sympy
-
-
-class SymbolTable:
-    """One sympy Symbol per name, carrying the lesson's assumptions.
-
-    Both front ends go through the same table, so ``d_h`` from a formula and ``d_h`` from LaTeX
-    are the same symbol with the same assumptions.
-    """
-
-    def __init__(self, assume: Mapping[str, Iterable[str]] | None = None):
-        self.kinds: dict[str, dict[str, bool]] = {}
-        for kind, names in (assume or {}).items():
-            if kind not in ASSUMPTION_KINDS:
-                allowed = ", ".join(sorted(ASSUMPTION_KINDS))
-                raise FormulaError(
-                    f"unknown assumption {kind!r} (allowed: {allowed})", 0, "", "assume"
-                )
-            for name in names:
-                if not isinstance(name, str) or not name.isidentifier():
-                    raise FormulaError(
-                        f"assumption on {name!r}: not a symbol name", 0, "", "assume"
-                    )
-                self.kinds.setdefault(name, {})[kind] = True
-        self._cache: dict[str, SympyExpr] = {}
-
-    def symbol(self, name: str) -> SympyExpr:
-        sym = self._cache.get(name)
-        if sym is None:
-            sp = sympy_module()
-            try:
-                sym = sp.Symbol(name, **self.kinds.get(name, {}))
-            except Exception as exc:  # sympy's InconsistentAssumptions and friends
-                raise FormulaError(
-                    f"inconsistent assumptions on {name}: {exc}", 0, "", "assume"
-                ) from None
-            self._cache[name] = sym
-        return sym
-
-    def assumptions(self, name: str) -> dict[str, bool]:
-        return dict(self.kinds.get(name, {}))
-
-
-def to_sympy(node: Node, table: SymbolTable) -> SympyExpr:
-    """Build the sympy expression for an (already expanded) tree."""
-    sp = sympy_module()
-
-    def go(n: Node) -> SympyExpr:
-        if isinstance(n, Num):
-            return sp.Rational(n.value.numerator, n.value.denominator)
-        if isinstance(n, Name):
-            if n.id == "pi":
-                return sp.pi
-            return table.symbol(n.id)
-        if isinstance(n, Neg):
-            return -go(n.operand)
-        if isinstance(n, BinOp):
-            a, b = go(n.left), go(n.right)
-            if n.op == "+":
-                return a + b
-            if n.op == "-":
-                return a - b
-            if n.op == "*":
-                return a * b
-            if n.op == "/":
-                return a / b
-            return a**b
-        args = [go(a) for a in n.args]
-        f = n.func
-        if f == "sigmoid":
-            return 1 / (1 + sp.exp(-args[0]))
-        if f == "ln":
-            return sp.log(args[0])
-        fn = {
-            "sqrt": sp.sqrt,
-            "exp": sp.exp,
-            "log": sp.log,
-            "sin": sp.sin,
-            "cos": sp.cos,
-            "tan": sp.tan,
-            "tanh": sp.tanh,
-            "Abs": sp.Abs,
-            "floor": sp.floor,
-            "ceiling": sp.ceiling,
-            "Max": sp.Max,
-            "Min": sp.Min,
-        }[f]
-        return fn(*args)
-
-    return go(node)
-
-
-def build(
-    text: str,
-    table: SymbolTable,
-    formulas: Mapping[str, Node] | None = None,
-    *,
-    limits: Limits = DEFAULT_LIMITS,
-    source: str | None = None,
-) -> SympyExpr:
-    """Parse ``text``, substitute declared formulas and build the sympy expression."""
-    node = parse_formula(text, limits=limits, source=source)
-    try:
-        node = expand(node, formulas or {}, limits=limits)
-    except FormulaError as exc:
-        exc.text, exc.source = text, source
-        raise
-    return to_sympy(node, table)
-
-
 __all__ = [
-    "ASSUMPTION_KINDS",
     "DEFAULT_LIMITS",
     "FormulaError",
     "Limits",
-    "SymbolTable",
-    "SympyExpr",
-    "build",
     "check_constants",
-    "expand",
     "node_count",
     "parse_formula",
-    "parse_formulas",
-    "sympy_module",
-    "to_sympy",
 ]

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from coursekit.verify.expr import SympyExpr, sympy_module
+from coursekit.verify.symbolic import SympyExpr, sympy_module
 
 #: Stand-ins for "the other variables, fixed at large values" when a limit needs numbers.
 _FIXED = (1000, 10**9)

@@ -4,7 +4,7 @@
 assumptions, formulas, claims, labelled equations, numbers written in the prose and numeric quiz
 answers of one document) and returns a list of :class:`Verdict` (also plain data).
 
-Isolation: the claims and equations are *jobs*.  A worker is forked (``os.fork``, after sympy has
+Isolation (:mod:`coursekit.verify.isolation`): the claims and equations are *jobs*.  A worker is forked (``os.fork``, after sympy has
 been imported once in the parent so a re-fork costs milliseconds) and runs the jobs in order,
 reporting ``start i`` and ``done i`` over a pipe.  The parent waits with ``select`` on a per-job
 deadline; a job that overruns it is ended with ``SIGKILL`` and recorded as ``timeout`` ("timed out
@@ -27,16 +27,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import os
-import select
-import signal
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from coursekit.verify.claims import (
-    CheckResult,
     Claim,
     Context,
     check_claim,
@@ -45,6 +40,7 @@ from coursekit.verify.claims import (
     check_quiz_answer,
 )
 from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits
+from coursekit.verify.isolation import Job, run_inline, run_isolated, warm
 from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE, Status, Subject
 
 #: Bump when a change to the engine can change a verdict (part of the fingerprint).
@@ -163,195 +159,6 @@ class Verdict:
         return cls(**data)
 
 
-# -- isolation ------------------------------------------------------------------------------------
-
-Job = Callable[[], CheckResult]
-
-
-def _result_json(res: CheckResult) -> dict[str, Any]:
-    return {
-        "status": res.status,
-        "message": res.message,
-        "offset": res.offset,
-        "field": res.field,
-        "value": res.value,
-    }
-
-
-def _safe(job: Job) -> CheckResult:
-    try:
-        return job()
-    except FormulaError as exc:
-        return CheckResult("error", exc.message, offset=exc.offset, field=exc.source)
-    except MemoryError:
-        return CheckResult("crashed", "ran out of memory")
-    except RecursionError:
-        return CheckResult("crashed", "sympy ran out of recursion depth")
-    except Exception as exc:  # any failure inside sympy is reported as such, never as a pass
-        return CheckResult("crashed", f"sympy raised {type(exc).__name__}: {exc}")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
-def _child(fd: int, jobs: Sequence[Job], first: int, memory_mb: int | None) -> None:
-    if memory_mb is not None:
-        import resource
-
-        limit = memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    for i in range(first, len(jobs)):
-        _write_all(fd, (json.dumps({"start": i}) + "\n").encode())
-        t0 = time.perf_counter()
-        res = _safe(jobs[i])
-        msg = {"done": i, "result": _result_json(res), "seconds": time.perf_counter() - t0}
-        _write_all(fd, (json.dumps(msg) + "\n").encode())
-
-
-def _timeout_text(timeout: float) -> str:
-    return f"timed out after {timeout:g} s"
-
-
-def run_isolated(
-    jobs: Sequence[Job], timeout: float, *, memory_mb: int | None = None
-) -> list[tuple[CheckResult, float]]:
-    """Run ``jobs`` in forked workers, each job under ``timeout`` seconds.
-
-    Returns one ``(result, seconds)`` per job, in order.  Falls back to :func:`run_inline` where
-    ``os.fork`` does not exist.
-    """
-    if not hasattr(os, "fork"):  # pragma: no cover - not Linux/macOS
-        return run_inline(jobs, timeout)
-    results: dict[int, tuple[CheckResult, float]] = {}
-    next_job = 0
-    while next_job < len(jobs):
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child's coverage is not collected
-            try:
-                os.close(read_fd)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                _child(write_fd, jobs, next_job, memory_mb)
-            finally:
-                os._exit(0)
-        os.close(write_fd)
-        try:
-            next_job = _supervise(read_fd, pid, next_job, len(jobs), timeout, results)
-        finally:
-            os.close(read_fd)
-            _reap(pid)
-    return [results[i] for i in range(len(jobs))]
-
-
-def _reap(pid: int) -> int | None:
-    """Kill (if still running) and wait for the worker; return its exit status."""
-    try:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done == 0:
-            os.kill(pid, signal.SIGKILL)
-            _, status = os.waitpid(pid, 0)
-        return status
-    except ChildProcessError:
-        return None
-
-
-def _supervise(
-    fd: int,
-    pid: int,
-    first: int,
-    count: int,
-    timeout: float,
-    results: dict[int, tuple[CheckResult, float]],
-) -> int:
-    """Read the worker's reports until it finishes, dies or overruns; return the next job."""
-    buffer = b""
-    current = first
-    started = time.monotonic()
-    while True:
-        remaining = started + timeout - time.monotonic()
-        if remaining <= 0:
-            os.kill(pid, signal.SIGKILL)
-            results[current] = (CheckResult("timeout", _timeout_text(timeout)), timeout)
-            return current + 1
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
-            continue
-        chunk = os.read(fd, 65536)
-        if not chunk:  # the worker exited (normally, or killed by a limit)
-            status = _reap(pid)
-            if current >= count:
-                return count
-            results[current] = (CheckResult("crashed", _death(status)), time.monotonic() - started)
-            return current + 1
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
-            msg = json.loads(line)
-            if "start" in msg:
-                current = int(msg["start"])
-                started = time.monotonic()
-            else:
-                i = int(msg["done"])
-                r = msg["result"]
-                results[i] = (
-                    CheckResult(r["status"], r["message"], r["offset"], r["field"], r["value"]),
-                    msg["seconds"],
-                )
-                current = i + 1
-                started = time.monotonic()
-
-
-def _death(status: int | None) -> str:
-    """What killed a worker, in words (SIGKILL is what the kernel's OOM killer sends)."""
-    if status is not None and os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = f"signal {number}"
-        return f"the worker died: killed by {name}"
-    if status is not None and os.WIFEXITED(status):
-        return f"the worker died: it exited with status {os.WEXITSTATUS(status)}"
-    return "the worker died"
-
-
-def run_inline(jobs: Sequence[Job], timeout: float) -> list[tuple[CheckResult, float]]:
-    """Run in this process; the limit uses SIGALRM when on the main thread, else none."""
-    import threading
-
-    out: list[tuple[CheckResult, float]] = []
-    use_alarm = (
-        hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    )
-
-    class _Overrun(BaseException):
-        pass
-
-    def on_alarm(signum: int, frame: object) -> None:
-        raise _Overrun
-
-    for job in jobs:
-        t0 = time.perf_counter()
-        old: Any = None
-        try:
-            if use_alarm:
-                old = signal.signal(signal.SIGALRM, on_alarm)
-                signal.setitimer(signal.ITIMER_REAL, timeout)
-            res = _safe(job)
-        except _Overrun:
-            res = CheckResult("timeout", _timeout_text(timeout))
-        finally:
-            if use_alarm:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, old)
-        out.append((res, time.perf_counter() - t0))
-    return out
-
-
 # -- the document ---------------------------------------------------------------------------------
 
 
@@ -384,8 +191,38 @@ def verify_document(
                 Verdict("formula", name, i, "error", err.message, offset=err.offset, field=name)
             )
 
+    jobs, owners, pre = _plan(spec, ctx)
+    if jobs and isolate:
+        from coursekit.verify.symbolic import sympy_module
+
+        warm(sympy_module())  # once here, so every forked worker starts warm
+        ran = run_isolated(jobs, timeout, memory_mb=memory_mb)
+    else:
+        ran = run_inline(jobs, timeout)
+    done: dict[tuple[str, int], Verdict] = dict(pre)
+    for (subject, key, index), (res, secs) in zip(owners, ran, strict=True):
+        done[(subject, index)] = Verdict(
+            subject, key, index, res.status, res.message, res.offset, res.field, res.value, secs
+        )
+    for i in range(len(spec.claims)):
+        out.append(done[("claim", i)])
+    for j in range(len(spec.equations)):
+        out.append(done[("equation", j)])
+
+    out.extend(_derived_verdicts(spec, out))
+    return out
+
+
+#: Who each job reports for: (subject, key, index).
+_Owner = tuple[Subject, str, int]
+
+
+def _plan(
+    spec: MathsSpec, ctx: Context
+) -> tuple[list[Job], list[_Owner], dict[tuple[str, int], Verdict]]:
+    """The sympy jobs to run, whom each reports for, and the verdicts known without running any."""
     jobs: list[Job] = []
-    owners: list[tuple[Subject, str, int]] = []
+    owners: list[_Owner] = []
     seen: dict[str, int] = {}
     pre: dict[tuple[str, int], Verdict] = {}
     for i, claim in enumerate(spec.claims):
@@ -415,25 +252,13 @@ def verify_document(
             continue
         jobs.append(_equation_job(ctx, latex, label))
         owners.append(("equation", label, j))
+    return jobs, owners, pre
 
-    if jobs and isolate:
-        from coursekit.verify.expr import sympy_module
 
-        _warm(sympy_module())  # once here, so every forked worker starts warm
-        ran = run_isolated(jobs, timeout, memory_mb=memory_mb)
-    else:
-        ran = run_inline(jobs, timeout)
-    done: dict[tuple[str, int], Verdict] = dict(pre)
-    for (subject, key, index), (res, secs) in zip(owners, ran, strict=True):
-        done[(subject, index)] = Verdict(
-            subject, key, index, res.status, res.message, res.offset, res.field, res.value, secs
-        )
-    for i in range(len(spec.claims)):
-        out.append(done[("claim", i)])
-    for j in range(len(spec.equations)):
-        out.append(done[("equation", j)])
-
-    claim_verdicts = {v.key: v for v in out if v.subject == "claim" and v.field != "id"}
+def _derived_verdicts(spec: MathsSpec, checked: Sequence[Verdict]) -> list[Verdict]:
+    """Numbers in the prose and quiz answers, judged against the values the claims computed."""
+    out: list[Verdict] = []
+    claim_verdicts = {v.key: v for v in checked if v.subject == "claim" and v.field != "id"}
     claims_by_id = {c.id: c for c in spec.claims}
     for k, (cid, text) in enumerate(spec.numbers):
         out.append(_number_verdict(k, cid, text, claim_verdicts.get(cid), claims_by_id.get(cid)))
@@ -447,24 +272,6 @@ def verify_document(
         res = check_quiz_answer(answer, margin, cv.value, subject=f"claim {cid}")
         out.append(Verdict("quiz", cid, k, res.status, res.message, value=res.value))
     return out
-
-
-_WARM: list[bool] = []
-
-
-def _warm(sp: Any) -> None:
-    """Exercise sympy once in this process: its first simplify/solve loads much lazily."""
-    if _WARM:
-        return
-    _WARM.append(True)
-    try:
-        t, d = sp.symbols("t d", positive=True)
-        sp.simplify(sp.cancel(t**2 * d / (t * d**2) - d / t))
-        sp.solve(sp.Eq(t**2 * d, t * d**2), t)
-        sp.factor(t * d - t**2)
-        sp.limit(t / (t + 1), t, sp.oo)
-    except Exception:  # warming is an optimisation only
-        pass
 
 
 def _pending(subject: Subject, index: int, cid: str, cv: Verdict | None) -> Verdict | None:
@@ -517,8 +324,6 @@ __all__ = [
     "VOLATILE",
     "MathsSpec",
     "Verdict",
-    "run_inline",
-    "run_isolated",
     "verify_document",
 ]
 

@@ -2,7 +2,7 @@
 
 Both front ends (:mod:`coursekit.verify.expr` for the Python-syntax formulas an author declares,
 :mod:`coursekit.verify.latex` for the LaTeX a reader sees) produce these nodes; only
-:func:`coursekit.verify.expr.to_sympy` turns them into sympy objects.  Keeping a sympy-free
+:func:`coursekit.verify.symbolic.to_sympy` turns them into sympy objects.  Keeping a sympy-free
 intermediate form means syntax checking, dependency analysis between formulas and cycle detection
 all run without importing sympy, and that the two front ends cannot disagree on what a name or an
 operator means.

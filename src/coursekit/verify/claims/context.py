@@ -13,18 +13,9 @@ from coursekit.verify.claims.model import (
     ClaimError,
 )
 from coursekit.verify.claims.numbers import show, value_text
-from coursekit.verify.expr import (
-    DEFAULT_LIMITS,
-    FormulaError,
-    Limits,
-    SymbolTable,
-    SympyExpr,
-    expand,
-    parse_formula,
-    parse_formulas,
-    sympy_module,
-    to_sympy,
-)
+from coursekit.verify.declared import expand, parse_formulas
+from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits, parse_formula
+from coursekit.verify.symbolic import SymbolTable, SympyExpr, sympy_module, to_sympy
 from coursekit.verify.tree import Name, Node, first_offset, free_names
 
 if TYPE_CHECKING:

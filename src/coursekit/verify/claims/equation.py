@@ -11,13 +11,10 @@ from coursekit.verify.claims.context import (
 from coursekit.verify.claims.model import (
     CheckResult,
 )
-from coursekit.verify.expr import (
-    FormulaError,
-    expand,
-    sympy_module,
-    to_sympy,
-)
+from coursekit.verify.declared import expand
+from coursekit.verify.expr import FormulaError
 from coursekit.verify.latex import parse_latex_sides
+from coursekit.verify.symbolic import sympy_module, to_sympy
 from coursekit.verify.tree import Name, first_offset, free_names
 
 

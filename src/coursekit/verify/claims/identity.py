@@ -15,9 +15,7 @@ from coursekit.verify.claims.model import (
     CheckResult,
     Claim,
 )
-from coursekit.verify.expr import (
-    sympy_module,
-)
+from coursekit.verify.symbolic import sympy_module
 
 
 def check_identity(ctx: Context, claim: Claim) -> CheckResult:

@@ -22,10 +22,7 @@ from coursekit.verify.claims.model import (
     ClaimError,
     split_relation,
 )
-from coursekit.verify.expr import (
-    SympyExpr,
-    sympy_module,
-)
+from coursekit.verify.symbolic import SympyExpr, sympy_module
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 

@@ -100,60 +100,7 @@ class Claim:
         if kind not in CLAIM_KINDS:
             raise ClaimError(f"claim kind {kind!r} is not one of {', '.join(CLAIM_KINDS)}", "kind")
         kw: dict[str, Any] = {"id": cid, "kind": kind}
-        for name in ("lhs", "rhs", "expr", "equation", "value", "order"):
-            if data.get(name) is not None:
-                kw[name] = _text(data[name], name)
-        var = data.get("for", data.get("var"))
-        if var is not None:
-            if not isinstance(var, str):
-                raise ClaimError("for must name a symbol", "for")
-            kw["var"] = var
-        where = data.get("where") or {}
-        if not isinstance(where, Mapping):
-            raise ClaimError("where must be a mapping of symbol to value", "where")
-        kw["where"] = tuple((str(k), _text(v, f"where.{k}")) for k, v in where.items())
-        if data.get("solutions") is not None:
-            kw["solutions"] = _texts(data["solutions"], "solutions")
-        if data.get("tolerance") is not None:
-            tol = data["tolerance"]
-            if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < inf:
-                raise ClaimError(
-                    f"tolerance must be a relative tolerance from 0 up to (not including) 1, "
-                    f"not {tol!r}",
-                    "tolerance",
-                )
-            if tol >= 1:  # |computed - value| <= |value| already holds for computed = 0
-                raise ClaimError(
-                    f"tolerance {tol!r} is relative and accepts anything from 0 to "
-                    f"{1 + tol:g} times the value: use a tolerance below 1 (0.01 is 1%)",
-                    "tolerance",
-                )
-            kw["tolerance"] = float(tol)
-        if data.get("digits") is not None:
-            dig = data["digits"]
-            if isinstance(dig, bool) or not isinstance(dig, int) or not 1 <= dig <= 30:
-                raise ClaimError(
-                    f"digits must be a number of significant digits from 1 to 30, not {dig!r}"
-                    + (" (zero digits would round every number to 0)" if dig == 0 else ""),
-                    "digits",
-                )
-            kw["digits"] = dig
-        if data.get("bound") is not None:
-            if data["bound"] not in ("theta", "O"):
-                raise ClaimError("bound must be 'theta' or 'O'", "bound")
-            kw["bound"] = data["bound"]
-        if data.get("variables") is not None:
-            kw["variables"] = tuple(str(v) for v in _texts(data["variables"], "variables"))
-        relation = data.get("relation", data.get("inequality"))
-        if relation is not None:
-            lhs, op, rhs = split_relation(_text(relation, "relation"))
-            kw.update(lhs=lhs, op=op, rhs=rhs)
-        if data.get("op") is not None:
-            if data["op"] not in RELATIONS:
-                raise ClaimError(f"op must be one of {' '.join(RELATIONS)}", "op")
-            kw["op"] = data["op"]
-        if data.get("when") is not None:
-            kw["when"] = _texts(data["when"], "when")
+        kw.update(_read_fields(data))
         return cls(**kw)
 
     def to_json(self) -> dict[str, Any]:
@@ -178,6 +125,78 @@ class Claim:
         if "where" in kw:
             kw["where"] = tuple((str(a), str(b)) for a, b in kw["where"])
         return cls(**kw)
+
+
+def _read_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The claim's fields other than id and kind, checked in a fixed order (the first error wins)."""
+    kw: dict[str, Any] = {}
+    for name in ("lhs", "rhs", "expr", "equation", "value", "order"):
+        if data.get(name) is not None:
+            kw[name] = _text(data[name], name)
+    var = data.get("for", data.get("var"))
+    if var is not None:
+        if not isinstance(var, str):
+            raise ClaimError("for must name a symbol", "for")
+        kw["var"] = var
+    where = data.get("where") or {}
+    if not isinstance(where, Mapping):
+        raise ClaimError("where must be a mapping of symbol to value", "where")
+    kw["where"] = tuple((str(k), _text(v, f"where.{k}")) for k, v in where.items())
+    if data.get("solutions") is not None:
+        kw["solutions"] = _texts(data["solutions"], "solutions")
+    if data.get("tolerance") is not None:
+        kw["tolerance"] = _tolerance(data["tolerance"])
+    if data.get("digits") is not None:
+        kw["digits"] = _significant_digits(data["digits"])
+    if data.get("bound") is not None:
+        if data["bound"] not in ("theta", "O"):
+            raise ClaimError("bound must be 'theta' or 'O'", "bound")
+        kw["bound"] = data["bound"]
+    if data.get("variables") is not None:
+        kw["variables"] = tuple(str(v) for v in _texts(data["variables"], "variables"))
+    kw.update(_relation(data))
+    if data.get("when") is not None:
+        kw["when"] = _texts(data["when"], "when")
+    return kw
+
+
+def _tolerance(tol: object) -> float:
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < inf:
+        raise ClaimError(
+            f"tolerance must be a relative tolerance from 0 up to (not including) 1, not {tol!r}",
+            "tolerance",
+        )
+    if tol >= 1:  # |computed - value| <= |value| already holds for computed = 0
+        raise ClaimError(
+            f"tolerance {tol!r} is relative and accepts anything from 0 to "
+            f"{1 + tol:g} times the value: use a tolerance below 1 (0.01 is 1%)",
+            "tolerance",
+        )
+    return float(tol)
+
+
+def _significant_digits(dig: object) -> int:
+    if isinstance(dig, bool) or not isinstance(dig, int) or not 1 <= dig <= 30:
+        raise ClaimError(
+            f"digits must be a number of significant digits from 1 to 30, not {dig!r}"
+            + (" (zero digits would round every number to 0)" if dig == 0 else ""),
+            "digits",
+        )
+    return dig
+
+
+def _relation(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``relation: a < b`` (or ``inequality:``) as lhs/op/rhs; an explicit ``op`` overrides."""
+    kw: dict[str, Any] = {}
+    relation = data.get("relation", data.get("inequality"))
+    if relation is not None:
+        lhs, op, rhs = split_relation(_text(relation, "relation"))
+        kw.update(lhs=lhs, op=op, rhs=rhs)
+    if data.get("op") is not None:
+        if data["op"] not in RELATIONS:
+            raise ClaimError(f"op must be one of {' '.join(RELATIONS)}", "op")
+        kw["op"] = data["op"]
+    return kw
 
 
 def split_relation(text: str) -> tuple[str, str, str]:

@@ -14,10 +14,8 @@ from coursekit.verify.claims.model import (
     Claim,
     ClaimError,
 )
-from coursekit.verify.expr import (
-    FormulaError,
-    sympy_module,
-)
+from coursekit.verify.expr import FormulaError
+from coursekit.verify.symbolic import sympy_module
 
 
 def check_order(ctx: Context, claim: Claim) -> CheckResult:

@@ -19,9 +19,7 @@ from coursekit.verify.claims.model import (
     ClaimError,
     split_equation,
 )
-from coursekit.verify.expr import (
-    sympy_module,
-)
+from coursekit.verify.symbolic import sympy_module
 
 
 def check_solve(ctx: Context, claim: Claim) -> CheckResult:

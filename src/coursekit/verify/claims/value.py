@@ -22,10 +22,8 @@ from coursekit.verify.claims.model import (
     ClaimError,
 )
 from coursekit.verify.claims.numbers import round_significant, show
-from coursekit.verify.expr import (
-    FormulaError,
-    sympy_module,
-)
+from coursekit.verify.expr import FormulaError
+from coursekit.verify.symbolic import sympy_module
 
 
 def check_value(ctx: Context, claim: Claim) -> CheckResult:
