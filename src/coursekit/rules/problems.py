@@ -176,9 +176,11 @@ def _run(ctx: Context, todo: list[Target]) -> dict[str, Verdict]:
         verdict = _judge(target, outcome)
         result[target.manifest_path] = verdict
         key = keys[target.manifest_path]
-        if program_outcome(verdict.status).kept and "the runner" not in outcome.message:
+        # The table says what may be kept: timeouts and crashes (a killed worker, and every
+        # runner failure, which the runner reports as crashed) are not facts about the program.
+        if program_outcome(verdict.status).kept:
             ctx.store.put(NAMESPACE, key, verdict.to_json())
-        else:  # timeouts, killed workers and runner failures are not facts about the program
+        else:
             ctx.store.decline(NAMESPACE, key, f"{target.name}: {verdict.status}")
     return result
 
