@@ -307,11 +307,21 @@ class Scripts(Operators):
         )
 
     def trial_arguments(self) -> list[Node] | None:
-        """The arguments a call here would have, read ahead; None when they cannot be read."""
+        """The arguments a call here would have, read ahead; None when they cannot be read.
+
+        Remembered by position, so nested calls `f(g(h(x)))` are read ahead once each, not
+        exponentially often.
+        """
+        key = (self.i, self.norm_depth)
+        if key in self.trials:
+            return self.trials[key]
         saved = self.i
+        found: list[Node] | None
         try:
-            return self.call_arguments()
-        except (FormulaError, RecursionError):
-            return None
+            found = self.call_arguments()
+        except FormulaError:
+            found = None
         finally:
             self.i = saved
+        self.trials[key] = found
+        return found

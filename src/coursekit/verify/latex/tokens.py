@@ -5,6 +5,7 @@ cursor over the tokens that parsers step through (with the error messages they s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from coursekit.verify.expr import FormulaError, Limits
 
@@ -220,6 +221,7 @@ class TokenCursor:
         self.norm_depth = 0  # inside \|...\|, a '\|' closes
         self.dims = False  # reading the dimensions of \mathbb{R}^{a \times b}
         self.inner_start = 0  # where the argument of the style being read starts
+        self.trials: dict[tuple[int, int], list[Any] | None] = {}  # arguments read ahead
 
     # -- token helpers -----------------------------------------------------------------------
     @property
