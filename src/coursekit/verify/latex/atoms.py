@@ -183,12 +183,12 @@ class Atoms(TokenCursor):
         saved = self.abs_depth, self.dims
         self.abs_depth, self.dims = 0, False
         node = self.expr()
-        if t.value == "[" and self.is_char(","):
+        if t.value == "[" and (self.is_char(",") or self.is_char(";")):
             parts = [node]
-            while self.is_char(","):
+            while self.is_char(",") or self.is_char(";"):
                 self.advance()
                 parts.append(self.expr())
-            node = Call("Concat", tuple(parts), t.offset)  # [h_{t-1}, x_t]
+            node = Call("Concat", tuple(parts), t.offset)  # [h_{t-1}, x_t], [h_f; h_b]
         if t.value == "(" and self.is_char(","):
             raise self.fail("(…, …) (a tuple or an interval) is not supported", t)
         self.expect_char(OPEN.get(t.value, "}"))
@@ -289,6 +289,11 @@ class Atoms(TokenCursor):
         node = self.expr()
         self.abs_depth, self.norm_depth, self.dims = saved
         closing = self.is_char(close) if opener == "|" and t.kind == "char" else self.is_cmd(close)
+        if not closing and bar:
+            raise self.fail(
+                "'|' without its closing '|' (a conditional bar, as in p(y | x), is not supported)",
+                t,
+            )
         if not closing:
             shown = opener if t.kind == "char" else "\\" + opener
             raise self.fail(
@@ -316,9 +321,9 @@ class Atoms(TokenCursor):
         saved = self.abs_depth, self.dims
         self.abs_depth, self.dims = 0, False
         node = self.expr()
-        if opener == "[" and self.is_char(","):
+        if opener == "[" and (self.is_char(",") or self.is_char(";")):
             parts = [node]
-            while self.is_char(","):
+            while self.is_char(",") or self.is_char(";"):
                 self.advance()
                 parts.append(self.expr())
             node = Call("Concat", tuple(parts), d.offset)
@@ -336,6 +341,18 @@ class Atoms(TokenCursor):
             return node, GROUP
         del t
         return self.with_norm_index(Call(func, (node,), d.offset), func), CALL
+
+    def refuse_scientific(self, digits: str, end: int, t: Tok) -> None:
+        """``1e-4`` is code's spelling of a number, not ``1 * e - 4``."""
+        after = self.peek()
+        if (
+            self.is_char("e")
+            and self.tok.offset == end
+            and after.offset == end + 1
+            and after.kind == "char"
+            and (after.value in "+-" or after.value.isdigit())
+        ):
+            raise self.fail(f"{digits}e… (scientific notation): write {digits} \\times 10^{{…}}", t)
 
     def number(self) -> Node:
         t = self.tok
@@ -374,4 +391,5 @@ class Atoms(TokenCursor):
                 break
             if len(digits) > self.limits.max_literal_digits:
                 raise self.fail("number too long", t)
+        self.refuse_scientific(digits, last_end, t)
         return Num(Fraction(digits), t.offset)

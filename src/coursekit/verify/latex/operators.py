@@ -98,8 +98,14 @@ class Operators(Atoms):
             raise self.fail(f"expected {mark} in the derivative's denominator{self.found()}")
         self.advance()
         var = self.factor()
-        if not isinstance(var, Name | Call) or (isinstance(var, Call) and var.func != "Indexed"):
-            raise self.fail("a derivative with respect to an expression is not supported", t)
+        if isinstance(var, Call) and var.func not in {"Indexed", "Label"}:
+            raise self.fail(
+                f"a derivative with respect to {self.source(var.offset)} is not supported", t
+            )
+        if not isinstance(var, Name | Call):
+            raise self.fail(
+                f"a derivative with respect to {self.source(var.offset)} is not supported", t
+            )
         self.expect_char("}")
         return Call("Derivative", (body, var), t.offset)
 
@@ -212,7 +218,7 @@ class Operators(Atoms):
             self.advance()
         self.expect_char("(")
         saved = self.abs_depth, self.dims
-        self.abs_depth, self.dims = 1, False  # a '|' here is a conditional bar, never |x|
+        self.abs_depth, self.dims = 0, False
         args = [self.expr()]
         while self.is_char(",") or self.is_char(";"):
             self.advance()

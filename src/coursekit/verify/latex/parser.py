@@ -12,7 +12,7 @@ from coursekit.verify.latex.atoms import PAIRS
 from coursekit.verify.latex.operators import BIG_OPERATORS
 from coursekit.verify.latex.scripts import Scripts
 from coursekit.verify.latex.tokens import FUNCTION_MACROS, GREEK, MUL_MACROS
-from coursekit.verify.tree import BinOp, Call, Neg, Node
+from coursekit.verify.tree import BinOp, Call, Neg, Node, Num
 
 RELATION_CHARS = {"=": "=", "<": "<", ">": ">"}
 RELATION_MACROS = {
@@ -235,7 +235,15 @@ class _Parser(Scripts):
                 raise self.fail(f"LaTeX command \\{t.value} is not supported here")
             raise self.fail(f"expected an expression{self.found()}")
         node = self.factor()
+        last = node
         while self.starts_factor():
             t = self.tok
-            node = BinOp("*", node, self.factor(), t.offset)
+            if isinstance(last, Num) and t.kind == "char" and t.value.isdigit():
+                raise self.fail(
+                    f"two numbers side by side ({self.source(last.offset, t.offset + 1)}…): "
+                    "write 262{,}144 for one number or \\cdot for a product",
+                    t,
+                )
+            last = self.factor()
+            node = BinOp("*", node, last, t.offset)
         return node

@@ -193,6 +193,12 @@ class Scripts(Operators):
         if word in ORDINALS and self.is_char("}", self.peek(3)):
             self.i += 4
             return Script("ordinal", None, t)
+        if self.is_char("<", first):
+            self.i += 2  # x^{<t>}: the time step, as a label
+            node = self.expr()
+            self.expect_char(">")
+            self.expect_char("}")
+            return Script("label", node, t)
         if self.is_char("(", first) and self.label_in_parentheses():
             self.advance()
             self.advance()
@@ -225,7 +231,7 @@ class Scripts(Operators):
         elif sup.kind in {"label", "upper"} and info.kind == "number":
             assert sup.node is not None
             node = BinOp("**", base, sup.node, base.offset)
-        elif sup.kind == "label" or (sup.kind == "upper" and self.is_label_letter(sup, info)):
+        elif self.is_label_script(sup, base, info):
             assert sup.node is not None
             node = Call("Label", (base, sup.node), base.offset)
         elif sup.kind == "T" and info.kind != "number":
@@ -246,6 +252,18 @@ class Scripts(Operators):
             raise self.fail(f"{shown}(…) after a superscript label is not supported")
         return node
 
+    def is_label_script(self, sup: Script, base: Node, info: Info) -> bool:
+        if sup.kind == "label" or (sup.kind == "upper" and self.is_label_letter(sup, info)):
+            return True
+        return sup.kind == "power" and self.labels_a_vector(base, info, sup.node)
+
+    def labels_a_vector(self, base: Node, info: Info, exponent: Node | None) -> bool:
+        """``\\mathbf{h}_t^{f}``: a letter on a bold lower-case vector names it (no vector powers)."""
+        if not (info.bold and isinstance(base, Name) and isinstance(exponent, Name)):
+            return False
+        letter = base.id.split("_", 2)[1][:1]
+        return letter.islower() and exponent.id.isalpha() and len(exponent.id) == 1
+
     def is_label_letter(self, sup: Script, info: Info) -> bool:
         return info.nameable and isinstance(sup.node, Name) and sup.node.id in LABEL_LETTERS
 
@@ -262,6 +280,8 @@ class Scripts(Operators):
 
     def application(self, base: Node, info: Info) -> Node:
         """``f(x)``, ``\\alpha(q, k)``, ``\\mathrm{softmax}(x)``, ``O(T^2 d)``, or nothing."""
+        if self.is_char("[") and info.nameable and not self.bracket_lists():
+            raise self.fail(f"{self.source(base.offset)}[…] (an index, a lookup or an expectation)")
         if not (self.opens_call() and info.nameable and isinstance(base, Name)):
             return base
         order = ORDERS.get(base.id)
@@ -279,6 +299,22 @@ class Scripts(Operators):
         sub = self.subscript()
         index = [Name(sub, t.offset + 1)] if isinstance(sub, str) else sub
         return Call("Indexed", (call, *index), base.offset)
+
+    def bracket_lists(self) -> bool:
+        """Does the ``[`` here hold a list (``W[h_{t-1}, x_t]``: a product with a concatenation)?"""
+        depth, k = 0, self.i
+        while self.toks[k].kind != "end":
+            u = self.toks[k]
+            if u.kind == "char" and u.value in "([{":
+                depth += 1
+            elif u.kind == "char" and u.value in ")]}":
+                depth -= 1
+                if depth == 0:
+                    return False
+            elif depth == 1 and u.kind == "char" and u.value in ",;":
+                return True
+            k += 1
+        return False
 
     def applies(self, base: Name, info: Info) -> bool:
         """Whether ``name(…)`` is an application (True), a product (False), or refused."""
