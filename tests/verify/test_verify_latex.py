@@ -76,6 +76,9 @@ def test_equals_chain_and_labels() -> None:
         (r"x'", "primes"),
         (r"\frac{1}{0}", "division by zero"),
         ("", "empty"),
+        ("0²", "'²'"),  # found by the fuzz test: a Unicode digit is not a digit here
+        (r"\Delta W", "\\Delta W"),
+        (r"\sin \omega t", "\\sin"),
         ("x" * 5000, "longer than"),
     ],
 )

@@ -38,6 +38,10 @@ What is read (anything else is a :class:`~coursekit.verify.expr.FormulaError` wi
   ``\phi``, ``\psi``, any ``\mathcal``) -> ``Call(name, args)``; ``O(..)``, ``\mathcal{O}(..)``,
   ``\Theta(..)``, ``\Omega(..)`` -> ``Call("O", ..)``...; ``T(d + 1)`` (a capital before a sum)
   and ``n(n-1)`` are products; other ``x(y)`` are refused as ambiguous;
+* refused as ambiguous, naming the construct: ``\sin \omega t`` (a function without parentheses
+  before more factors), ``\Delta W``, ``\delta x``, ``\mathrm{d}t`` (a change or a product?),
+  ``1e-4``, ``262\,144`` (two numbers side by side), ``x[t]``, ``\mathbb{R}^{d}`` outside
+  ``\in``; ``x^{<t>}``, ``W^{(hh)}``, ``y^{LS}`` are labels;
 * grouping ``( ) [ ] { } \{ \}``, ``\left( ... \right)``, sizes and spacing; sentence punctuation
   at the very end; ``aligned``/``align*``/``split`` with ``&`` and ``\\`` (every line continues
   one chain);

@@ -202,6 +202,7 @@ class Operators(Atoms):
             args = self.call_arguments()
         else:
             args = [self.factor()]
+            self.refuse_open_argument(t)
         if base is not None:
             args.append(base)
         if func in {"Max", "Min"}:
@@ -209,7 +210,26 @@ class Operators(Atoms):
                 raise self.fail(f"\\{t.value} needs at least two arguments", t)
         elif len(args) != (2 if base is not None else 1):
             raise self.fail(f"\\{t.value} takes one argument", t)
-        return Call(func, tuple(args), t.offset)
+        call = Call(func, tuple(args), t.offset)
+        if self.is_char("^"):  # \tanh(x)^2: only after parentheses (\tanh^2 x is refused above)
+            self.advance()
+            return BinOp("**", call, self.argument("^"), t.offset)
+        return call
+
+    def refuse_open_argument(self, t: Tok) -> None:
+        r"""``\sin \omega t``: sin(omega t) or sin(omega) t? Without parentheses, refuse."""
+        u = self.tok
+        if not self.starts_factor() or (u.kind == "cmd" and u.value in FUNCTION_MACROS):
+            return  # `\sin a \cos b`: the next function ends the argument, as read
+        shown = self.source(t.offset, u.offset)
+        raise self.fail(
+            f"\\{t.value} applied to a product? {shown} … is followed by more factors: "
+            f"write \\{t.value}(…)",
+            t,
+        )
+
+    def starts_factor(self) -> bool:
+        raise NotImplementedError  # the grammar's product rule decides (the parser)
 
     def call_arguments(self) -> list[Node]:
         """``(a, b; c)`` or ``\\left( a, b \\right)``: the arguments of an application."""

@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 
+from coursekit.latex_macros import STYLE_PREFIX
 from coursekit.verify.expr import FormulaError
-from coursekit.verify.latex.atoms import Info
+from coursekit.verify.latex.atoms import CALL, Info
 from coursekit.verify.latex.operators import Operators
 from coursekit.verify.latex.tokens import GREEK, Tok, identifier
 from coursekit.verify.tree import BinOp, Call, Name, Node, free_names
@@ -56,7 +57,22 @@ class Scripts(Operators):
             base = self.with_subscript(base, info, *sub)
         if sup is not None:
             return self.with_superscript(base, info, sup, subscripted=sub is not None)
+        if sub is None:
+            self.refuse_operator_symbol(base, info)
         return self.application(base, info)
+
+    def refuse_operator_symbol(self, base: Node, info: Info) -> None:
+        """``\\Delta W``, ``\\delta x``, ``\\mathrm{d}t``: a change or a differential, not a product."""
+        operator = (info.kind == "greek" and info.head in {"Delta", "delta"}) or (
+            info.kind == "text" and info.head == "d"
+        )
+        u = self.tok
+        follows = (u.kind == "char" and u.value.isascii() and u.value.isalpha()) or (
+            u.kind == "cmd" and (u.value in GREEK or u.value in STYLE_PREFIX)
+        )
+        if operator and follows and isinstance(base, Name):
+            shown = self.source(base.offset, u.offset + 1)
+            raise self.fail(f"{shown}… (a change or a differential, or a product?)", u)
 
     # -- subscripts ----------------------------------------------------------------------------
     def subscript(self) -> str | list[Node]:
@@ -127,7 +143,7 @@ class Scripts(Operators):
 
     def with_subscript(self, base: Node, info: Info, sub: str | list[Node], t: Tok) -> Node:
         if not (info.nameable and isinstance(base, Name)):
-            raise self.fail("a subscript must follow a letter or a name", t)
+            raise self.fail("a subscript must follow a letter or a name, not (…)_{…}", t)
         if isinstance(sub, str):
             return Name(f"{base.id}_{sub}", base.offset)
         return Call("Indexed", (base, *sub), base.offset)
@@ -193,6 +209,9 @@ class Scripts(Operators):
         if word in ORDINALS and self.is_char("}", self.peek(3)):
             self.i += 4
             return Script("ordinal", None, t)
+        capitals = self.capital_word()
+        if capitals is not None:  # y^{LS}, W^{QK}: a label made of capitals, not L*S
+            return Script("label", capitals, t)
         if self.is_char("<", first):
             self.i += 2  # x^{<t>}: the time step, as a label
             node = self.expr()
@@ -202,11 +221,42 @@ class Scripts(Operators):
         if self.is_char("(", first) and self.label_in_parentheses():
             self.advance()
             self.advance()
-            node = self.expr()
+            named = self.label_word()
+            node = named if named is not None else self.expr()
             self.expect_char(")")
             self.expect_char("}")
             return Script("label", node, t)
         return None
+
+    def capital_word(self) -> Node | None:
+        """``{LS}`` (at the ``{``): two or more capitals and nothing else, consumed; else None."""
+        k = self.i + 1
+        while self.toks[k].kind == "char" and self.toks[k].value.isascii():
+            if not self.toks[k].value.isupper():
+                break
+            k += 1
+        if k - self.i - 1 < 2 or not self.is_char("}", self.toks[k]):
+            return None
+        word = "".join(u.value for u in self.toks[self.i + 1 : k])
+        node = Name(word, self.toks[self.i + 1].offset)
+        self.i = k + 1
+        return node
+
+    def label_word(self) -> Node | None:
+        """``W^{(hh)}``: letters in a label are its name, not a product (``(t-1)`` is maths)."""
+        parts: list[str] = []
+        k = self.i
+        while not self.is_char(")", self.toks[k]):
+            u = self.toks[k]
+            if not (u.kind == "char" and u.value.isascii() and u.value.isalpha()):
+                return None
+            parts.append(u.value)
+            k += 1
+        if len(parts) < 2:
+            return None
+        first = self.tok
+        self.i = k
+        return Name("".join(parts), first.offset)
 
     def label_in_parentheses(self) -> bool:
         """Is the braced superscript exactly one parenthesised group (``^{(t-1)}``)?"""
@@ -269,6 +319,8 @@ class Scripts(Operators):
 
     def power(self, base: Node, info: Info, exponent: Node, *, subscripted: bool) -> Node:
         """``x^2``; ``e^{x}`` is the exponential (``e`` alone, never ``e_{ij}``)."""
+        if isinstance(base, Name) and base.id.startswith("mathbb_"):
+            raise self.fail(f"a space {self.source(base.offset)} outside a statement '… \\in …'")
         euler = info.kind in {"letter", "text"} and isinstance(base, Name) and base.id == "e"
         if euler and not subscripted:
             return Call("exp", (exponent,), base.offset)
@@ -293,6 +345,9 @@ class Scripts(Operators):
         if not self.applies(base, info):
             return base
         call = Call(base.id, tuple(self.call_arguments()), base.offset)
+        if self.is_char("^"):
+            t = self.advance()  # f(x)^2, \sigma(z)^\top
+            return self.with_superscript(call, CALL, self.superscript(t), subscripted=False)
         if not self.is_char("_"):
             return call
         t = self.advance()  # softmax(x)_i: a component of the value

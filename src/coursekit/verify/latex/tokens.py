@@ -139,6 +139,30 @@ def _macro(text: str, i: int, toks: list[Tok]) -> int:
     raise FormulaError("lone backslash", i, text)
 
 
+# Unicode a text may use for what LaTeX spells with a macro; any other non-ASCII character is
+# refused by name (`'²'` is not a digit here, nor `'α'` a guess at \alpha's spelling).
+UNICODE: dict[str, tuple[str, str]] = {
+    "\u2212": ("char", "-"),
+    "\u00d7": ("cmd", "times"),
+    "\u00b7": ("cmd", "cdot"),
+    "\u22c5": ("cmd", "cdot"),
+    "\u2264": ("cmd", "le"),
+    "\u2265": ("cmd", "ge"),
+    "\u2248": ("cmd", "approx"),
+    "\u2260": ("cmd", "neq"),
+    "\u2299": ("cmd", "odot"),
+}
+
+
+def _unicode(ch: str, i: int, text: str) -> Tok:
+    if ch.isspace():
+        return Tok("cmd", " ", i)  # a no-break or thin space: spacing
+    found = UNICODE.get(ch)
+    if found is None:
+        raise FormulaError(f"the character {ch!r} is not supported: write it in LaTeX", i, text)
+    return Tok(found[0], found[1], i)
+
+
 def tokenize(text: str) -> list[Tok]:
     toks: list[Tok] = []
     i, n = 0, len(text)
@@ -151,6 +175,9 @@ def tokenize(text: str) -> list[Tok]:
                 i += 1
         elif ch == "\\":
             i = _macro(text, i, toks)
+        elif not ch.isascii():
+            toks.append(_unicode(ch, i, text))
+            i += 1
         else:
             toks.append(Tok("char", ch, i))
             i += 1
