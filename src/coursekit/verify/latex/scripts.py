@@ -297,10 +297,19 @@ class Scripts(Operators):
             assert sup.node is not None
             node = self.power(base, info, sup.node, subscripted=subscripted)
         if sup.kind == "power":
+            if self.opens_call() and self.names_a_function(base, info):
+                raise self.fail(f"{shown}(…): a power of a function, its inverse, or a product?")
             return node
         if self.is_char("(") and not isinstance(node, BinOp):
             raise self.fail(f"{shown}(…) after a superscript label is not supported")
         return node
+
+    def names_a_function(self, base: Node, info: Info) -> bool:
+        """``f``, ``\\sigma``, ``\\mathcal{L}``, ``\\mathrm{softmax}``, a declared function."""
+        if not isinstance(base, Name):
+            return False
+        heads = FUNCTION_HEADS | {"mathcal"}
+        return info.kind == "text" or info.head in heads or base.id in self.functions
 
     def is_label_script(self, sup: Script, base: Node, info: Info) -> bool:
         if sup.kind == "label" or (sup.kind == "upper" and self.is_label_letter(sup, info)):
