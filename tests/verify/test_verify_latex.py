@@ -77,6 +77,8 @@ def test_equals_chain_and_labels() -> None:
         (r"\frac{1}{0}", "division by zero"),
         ("", "empty"),
         ("0²", "'²'"),  # found by the fuzz test: a Unicode digit is not a digit here
+        (r"\frac{d x", "found the end"),  # was an IndexError looking for the denominator
+        (r"\text{a}_{b", "subscript"),  # an unclosed label is not a label
         (r"\Delta W", "\\Delta W"),
         (r"\sin \omega t", "\\sin"),
         ("x" * 5000, "longer than"),

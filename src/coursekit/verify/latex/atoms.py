@@ -234,7 +234,7 @@ class Atoms(TokenCursor):
         if braced:
             self.advance()
         inner = self.tok
-        self.inner_start = inner.offset
+        self.inner_start, self.inner_brace = inner.offset, self.i - 1
         if inner.kind == "char" and inner.value.isascii() and inner.value.isalnum():
             self.advance()
             name = inner.value
@@ -267,16 +267,8 @@ class Atoms(TokenCursor):
         start = self.inner_start
         if not braced:
             return self.text[start : start + 12].strip() or "nothing"
-        depth, k = 1, self.i
-        while self.toks[k].kind != "end":
-            if self.is_char("{", self.toks[k]):
-                depth += 1
-            elif self.is_char("}", self.toks[k]):
-                depth -= 1
-                if depth == 0:
-                    return self.text[start : self.toks[k].offset].strip() or "nothing"
-            k += 1
-        return self.text[start:].strip() or "nothing"
+        end = self.at(self.close_of(self.inner_brace)).offset
+        return self.text[start:end].strip() or "nothing"
 
     # -- delimited pairs -------------------------------------------------------------------------
     def delimited(self, t: Tok, opener: str, close: str, func: str) -> Node:

@@ -61,21 +61,12 @@ class Operators(Atoms):
         """``\\frac{dy}{dx}``: a derivative or a quotient of products with ``d``? Say so."""
         if not (self.is_char("{") and self.is_char("d", self.peek())):
             return
-        k = self.i + 1
-        depth = 0
-        while self.toks[k].kind != "end":
-            if self.is_char("{", self.toks[k]):
-                depth += 1
-            elif self.is_char("}", self.toks[k]):
-                depth -= 1
-                if depth < 0:
-                    break
-            k += 1
+        k = self.close_of(self.i)
         if (
-            self.is_char("{", self.toks[k + 1])
-            and self.is_char("d", self.toks[k + 2])
-            and self.toks[k + 3].kind in {"char", "cmd"}
-            and not self.is_char("}", self.toks[k + 3])
+            self.is_char("{", self.at(k + 1))
+            and self.is_char("d", self.at(k + 2))
+            and self.at(k + 3).kind in {"char", "cmd"}
+            and not self.is_char("}", self.at(k + 3))
         ):
             raise self.fail(
                 "\\frac{d…}{d…} could be a derivative or a quotient: write \\mathrm{d} "

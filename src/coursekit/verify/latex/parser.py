@@ -145,16 +145,10 @@ class _Parser(Scripts):
         if self.is_char("_", self.toks[j]):
             j += 1
             if self.is_char("{", self.toks[j]):
-                depth = 0
-                while self.toks[j].kind != "end":
-                    if self.is_char("{", self.toks[j]):
-                        depth += 1
-                    elif self.is_char("}", self.toks[j]):
-                        depth -= 1
-                        if depth == 0:
-                            j += 1
-                            break
-                    j += 1
+                j = self.close_of(j)
+                if self.toks[j].kind == "end":  # unbalanced: let expr() say so
+                    return False
+                j += 1
             elif self.toks[j].kind == "end":  # a dangling '_': let expr() say what is missing
                 return False
             else:

@@ -260,17 +260,8 @@ class Scripts(Operators):
 
     def label_in_parentheses(self) -> bool:
         """Is the braced superscript exactly one parenthesised group (``^{(t-1)}``)?"""
-        depth, k = 0, self.i + 1
-        while self.toks[k].kind != "end":
-            u = self.toks[k]
-            if self.is_char("(", u):
-                depth += 1
-            elif self.is_char(")", u):
-                depth -= 1
-                if depth == 0:
-                    return self.is_char("}", self.toks[k + 1])
-            k += 1
-        return False
+        k = self.close_of(self.i + 1, "(", ")")
+        return self.is_char(")", self.at(k)) and self.is_char("}", self.at(k + 1))
 
     def with_superscript(self, base: Node, info: Info, sup: Script, *, subscripted: bool) -> Node:
         shown = self.source(base.offset)

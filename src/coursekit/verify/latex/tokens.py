@@ -248,6 +248,7 @@ class TokenCursor:
         self.norm_depth = 0  # inside \|...\|, a '\|' closes
         self.dims = False  # reading the dimensions of \mathbb{R}^{a \times b}
         self.inner_start = 0  # where the argument of the style being read starts
+        self.inner_brace = 0  # the index of its `{`
         self.trials: dict[tuple[int, int], list[Any] | None] = {}  # arguments read ahead
 
     # -- token helpers -----------------------------------------------------------------------
@@ -256,7 +257,24 @@ class TokenCursor:
         return self.toks[self.i]
 
     def peek(self, k: int = 1) -> Tok:
-        return self.toks[min(self.i + k, len(self.toks) - 1)]
+        return self.at(self.i + k)
+
+    def at(self, k: int) -> Tok:
+        """The token at index ``k``, or the end token past it (look-ahead never overruns)."""
+        return self.toks[min(k, len(self.toks) - 1)]
+
+    def close_of(self, k: int, opener: str = "{", closer: str = "}") -> int:
+        """The index of the character closing the group opened at ``k``, or of the end token."""
+        depth = 0
+        while self.at(k).kind != "end":
+            if self.is_char(opener, self.at(k)):
+                depth += 1
+            elif self.is_char(closer, self.at(k)):
+                depth -= 1
+                if depth == 0:
+                    return k
+            k += 1
+        return len(self.toks) - 1
 
     def advance(self) -> Tok:
         t = self.toks[self.i]
