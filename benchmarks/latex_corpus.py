@@ -3,6 +3,9 @@
     python benchmarks/latex_corpus.py                      # this checkout's reader
     python benchmarks/latex_corpus.py --src ../base/src    # another checkout's reader, same corpus
 
+It also prints the median time to read one snippet (over `--repeat` runs of the corpus), so two
+readers are timed side by side in one run.
+
 A snippet recorded as `read` counts as read when the tree printed by
 `coursekit.verify.latex.show` is exactly the recorded one, and as misread when the reader
 accepts it with any other tree; one recorded as `refuse` is misread when accepted at all. A
@@ -13,10 +16,13 @@ refusal counts as naming the construct when the message holds the recorded const
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import re
+import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +66,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", type=Path, default=HERE.parent / "src")
     parser.add_argument("--show-misread", action="store_true")
+    parser.add_argument("--repeat", type=int, default=5, help="timing runs (median)")
     args = parser.parse_args()
     sys.path.insert(0, str(args.src.resolve()))
     latex = importlib.import_module("coursekit.verify.latex")
@@ -73,7 +80,15 @@ def main() -> int:
         if outcome == "misread" and args.show_misread:
             print("misread:", entry["tex"])
     total = len(corpus)
-    print(f"reader: {args.src}  corpus: {total} snippets")
+    times = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        for entry in corpus:
+            with contextlib.suppress(Exception):
+                latex.parse_latex_sides(entry["tex"])
+        times.append(time.perf_counter() - start)
+    per = 1e6 * statistics.median(times) / total
+    print(f"reader: {args.src}  corpus: {total} snippets  median {per:.0f} µs a snippet")
     for outcome in sorted(counts):
         print(f"  {outcome:32} {counts[outcome]:4}  {100 * counts[outcome] / total:5.1f}%")
     good = counts.get("read", 0) + counts.get("refused, construct named", 0)
