@@ -113,7 +113,11 @@ def to_sympy(node: Node, table: SymbolTable) -> SympyExpr:
             "ceiling": sp.ceiling,
             "Max": sp.Max,
             "Min": sp.Min,
-        }[f]
+        }.get(f)
+        if fn is None:
+            # A function the reader's LaTeX applies (softmax, Sum, transpose, Indexed, ...):
+            # kept as an unevaluated application, so equal shapes compare equal, and no more.
+            return sp.Function(f)(*args)
         return fn(*args)
 
     return go(node)

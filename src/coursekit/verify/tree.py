@@ -77,6 +77,8 @@ FUNCTIONS: dict[str, tuple[int, int]] = {
     "ceiling": (1, 1),
     "Max": (2, 16),
     "Min": (2, 16),
+    # `K.T` in a formula, `K^\top` in LaTeX: one node, `Call("transpose", (K,))`.
+    "transpose": (1, 1),
 }
 
 #: Names that denote constants rather than symbols.
