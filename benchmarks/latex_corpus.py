@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent / "tests" / "verify" / "latex_corpus" / "corpus.yaml"
@@ -47,7 +47,7 @@ def _names_construct(message: str, tex: str) -> bool:
     return any(token.strip("'") in tex for token in tokens)
 
 
-def classify(entry: dict[str, Any], parse: Any, show_sides: Any, error: type) -> str:
+def classify(entry: dict[str, Any], parse: Any, show_sides: Any, error: type[BaseException]) -> str:
     tex = entry["tex"]
     try:
         shown = show_sides(parse(tex))

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from coursekit.verify.expr import FormulaError
 from coursekit.verify.latex import parse_latex_sides

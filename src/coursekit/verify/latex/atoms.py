@@ -1,7 +1,7 @@
 """The leaves of the LaTeX grammar: numbers, letters, styled and accented symbols, groups,
 delimited pairs (``\\left( \\right)``, norms, ``|x|``, floors) and macro arguments.
 
-:class:`Atoms` is the base of the grammar's other layers (:mod:`.operators`, :mod:`.scripts`,
+:class:`Atoms` is the base of the grammar's other layers (:mod:`.operators`, :mod:`.calls`, :mod:`.scripts`,
 :mod:`.parser`); the rules above the atoms (:meth:`Atoms.expr`, :meth:`Atoms.factor`,
 :meth:`Atoms.operator_atom`) are supplied by them.
 """
