@@ -70,6 +70,8 @@ RULE_NAMES: dict[str, str] = {
     "CK811": "equation-unknown",
     "CK812": "quiz-answer-mismatch",
     "CK813": "check-crashed",
+    "CK814": "shape-mismatch",
+    "CK815": "shape-notation",
     "CK901": "program-error",
     "CK902": "program-timeout",
     "CK903": "program-memory",

@@ -77,6 +77,10 @@ FUNCTIONS: dict[str, tuple[int, int]] = {
     "ceiling": (1, 1),
     "Max": (2, 16),
     "Min": (2, 16),
+    # Matrices (coursekit.verify.shapes): `K.T` in a formula and `K^\top` in LaTeX both read as
+    # transpose(K); softmax is opaque to sympy and applied row by row when notation says so.
+    "transpose": (1, 1),
+    "softmax": (1, 1),
 }
 
 #: Names that denote constants rather than symbols.
