@@ -190,9 +190,16 @@ def test_cost_and_memory_claims_derive_the_count() -> None:
     assert claim(kind="order", cost="out", order="T*d_k", where={"d_v": "d_k"})[0] == "false"
 
 
-def test_cost_with_expr_or_on_an_identity_is_malformed() -> None:
+def test_cost_beside_the_side_it_derives_is_malformed() -> None:
     assert claim(kind="value", cost="scores", expr="T", value=1)[0] == "error"
     assert claim(kind="identity", cost="scores", lhs="T", rhs="T")[0] == "error"
+    assert claim(kind="inequality", cost="scores", rhs="T", op="<")[0] == "error"
+
+
+def test_an_identity_ties_a_typed_cost_to_the_matrices() -> None:
+    status, message = claim(kind="identity", cost="out", rhs="T**2*d_k + T**2*d_v")
+    assert status == "ok" and "multiply-adds of out" in message
+    assert claim(kind="identity", cost="out", rhs="2*T**2*d_k")[0] == "false"
 
 
 def test_the_document_reports_each_shaped_formula() -> None:
@@ -218,3 +225,10 @@ def test_an_offset_points_at_the_product_inside_the_formula() -> None:
     spec = MathsSpec.build(formulas={"out": "V.T + Q*K"}, shapes=DECLARED)
     (v,) = [v for v in verify_document(spec, isolate=False) if v.subject == "shape"]
     assert v.status == "false" and v.offset == len("V.T + ")
+
+
+def test_a_count_over_shapes_that_do_not_fit_is_refused() -> None:
+    status, message = claim(kind="value", cost="softmax(K*Q.T)*V", where={"T": 2}, value=1)
+    assert status == "error" and "wrong axis" in message
+    status, message = claim(kind="value", memory="Q*K", where={"T": 2}, value=1)
+    assert status == "error" and "needs K transposed" in message

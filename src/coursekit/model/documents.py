@@ -210,10 +210,14 @@ class Claim(Node):
     )
     cost: str | None = Field(
         default=None,
-        description="value/order: count the multiply-adds of this expression's matrix products.",
+        description=(
+            "value/order (or identity, as lhs): count the multiply-adds of this expression's "
+            "matrix products."
+        ),
     )
     memory: str | None = Field(
-        default=None, description="value/order: count the entries of this expression's value."
+        default=None,
+        description="value/order (or identity, as lhs): count the entries of this expression's value.",
     )
     note: str | None = None
 

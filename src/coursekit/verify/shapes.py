@@ -403,6 +403,7 @@ def memory(node: Node, shapes: Shapes) -> Node:
 
 def cost(node: Node, shapes: Shapes) -> Node:
     """Multiply-adds of every matrix product in ``node`` (``Q*K.T``: ``T*d_k*T``), as a tree."""
+    infer_text(node, shapes)  # a count of products that do not fit would count nothing real
     terms: list[Node] = []
     _costs(node, shapes, terms)
     if not terms:

@@ -42,7 +42,8 @@ expression of the claim, simultaneously; assumptions are the lesson's ``assume``
                conform, or a row-wise function over the wrong axis, makes it false
                (:mod:`coursekit.verify.shapes`).  A ``value`` or ``order`` claim may give ``cost:``
                (multiply-adds of the expression's matrix products) or ``memory:`` (entries of its
-               value) instead of ``expr``: the count, derived from the shapes, is the expression.
+               value) instead of ``expr`` (an ``identity``, instead of ``lhs``): the count,
+               derived from the shapes, is the expression.
 ``inequality`` ``lhs OP rhs`` (``op`` one of ``< <= > >=``, or ``relation: "a < b"``) holds for
                every value of the symbols allowed by the assumptions and the ``when`` conditions
                (e.g. ``T < d``).  Proven by the sign of the factored difference (each factor's

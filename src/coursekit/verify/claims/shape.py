@@ -1,4 +1,5 @@
-"""The ``shape`` claim kind, and the counts (``cost:``, ``memory:``) value and order claims take.
+"""The ``shape`` claim kind, and the counts (``cost:``, ``memory:``) value, order and identity claims
+take.
 
 ``expr: softmax(Q*K.T/sqrt(d_k))*V`` with ``shape: [T, d_v]`` holds when the shapes notation
 declares make the expression a ``T×d_v`` matrix (and, with ``axes: [queries, values]``, when its
@@ -79,16 +80,21 @@ def _described(shape: Shape) -> str:
 
 
 def counted(ctx: Context, claim: Claim) -> tuple[Claim, str]:
-    """A value or order claim with ``cost:``/``memory:`` as one with the count as its ``expr``."""
+    """A value or order claim with ``cost:``/``memory:`` as one with the count as its ``expr``
+    (an identity's ``lhs``): ``cost: Q*K.T`` with ``rhs: grid`` ties a typed formula to the
+    matrices it counts."""
     field = "cost" if claim.cost is not None else "memory"
     text = claim.cost if claim.cost is not None else claim.memory
     assert text is not None
     if claim.cost is not None and claim.memory is not None:
         raise ClaimError("give cost or memory, not both", "memory")
-    if claim.expr is not None:
-        raise ClaimError(f"give expr or {field}, not both: {field} derives the expression", field)
-    if claim.kind not in ("value", "order"):
-        raise ClaimError(f"{field} counts for a value or order claim, not {claim.kind}", field)
+    side = "lhs" if claim.kind == "identity" else "expr"
+    if claim.kind not in ("value", "order", "identity"):
+        raise ClaimError(
+            f"{field} counts for a value, order or identity claim, not {claim.kind}", field
+        )
+    if getattr(claim, side) is not None:
+        raise ClaimError(f"give {side} or {field}, not both: {field} derives the {side}", field)
     node = ctx.node(text, field)
     try:
         count = cost(node, ctx.shapes) if field == "cost" else memory(node, ctx.shapes)
@@ -96,7 +102,9 @@ def counted(ctx: Context, claim: Claim) -> tuple[Claim, str]:
         raise ClaimError(f"{text}: {exc.message}", field) from None
     what = "the multiply-adds of" if field == "cost" else "the entries of"
     derived = show(count)
-    return replace(claim, expr=derived, cost=None, memory=None), f"{what} {text}: {derived}; "
+    changed = replace(claim, cost=None, memory=None)
+    changed = replace(changed, lhs=derived) if side == "lhs" else replace(changed, expr=derived)
+    return changed, f"{what} {text}: {derived}; "
 
 
 def shape_verdicts(ctx: Context) -> list[tuple[str, int, Status, str, int | None]]:
