@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Shape checking's share of a cold full check of the bundled course (budget: at most 5%).
+
+    .venv/bin/python benchmarks/shapes.py [--repeat 7] [--base ../base]
+
+Measured side by side in one run, samples interleaved, medians (the machine is shared):
+- `check --no-exec --no-cache` (cold: every claim checked) on a copy of the bundled course,
+  whose notation declares shapes;
+- with `--base CHECKOUT` (today's main, with its own .venv), that checkout's coursekit and this
+  one on a copy of *its* course, which declares no shapes: the same content, so the ratio is
+  what this branch adds to a check when nothing is shaped;
+- in process, the shape work alone on the bundled course: every lesson's formulas inferred, its
+  shape claims checked and its `cost:`/`memory:` counts derived, as `coursekit check` does.
+Exits 1 when the in-process shape work exceeds 5% of the cold check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BUDGET = 0.05
+
+
+def wall(args: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - start
+
+
+def shape_work_ms() -> float:
+    """The shape inference of the whole course, in process, as the check does it."""
+    sys.path.insert(0, str(REPO / "src"))
+    from coursekit.config import Config
+    from coursekit.load import load_course
+    from coursekit.rules import _assume, _shapes
+    from coursekit.rules.base import Context as RuleContext
+    from coursekit.verify import Claim
+    from coursekit.verify.claims import Context
+    from coursekit.verify.claims.shape import check_shape, counted, shape_verdicts
+
+    course = load_course(REPO / "course", REPO).course
+    RuleContext(course=course, config=Config(), options={})
+    start = time.perf_counter()
+    for chapter in course.chapters.values():
+        declared = _shapes.inherited(course, chapter)
+        notation = _assume.inherited(course, chapter)
+        for lesson in chapter.lessons.values():
+            meta = lesson.meta
+            if not meta.formulas and not meta.claims:
+                continue
+            ctx = Context(
+                _assume.merged(meta.assume.model_dump(), notation),
+                dict(meta.formulas),
+                shapes=declared.shapes,
+                rowwise=declared.rowwise,
+            )
+            shape_verdicts(ctx)
+            for c in meta.claims:
+                claim = Claim.read(c.model_dump(by_alias=True, exclude_none=True))
+                if claim.kind == "shape":
+                    check_shape(ctx, claim)
+                elif claim.cost is not None or claim.memory is not None:
+                    counted(ctx, claim)
+    return (time.perf_counter() - start) * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--base", type=Path, help="a checkout of main with its own .venv")
+    args = parser.parse_args()
+    mine = str(Path(sys.executable).parent / "coursekit")
+    with tempfile.TemporaryDirectory() as tmp:
+        runs: dict[str, tuple[str, Path]] = {"this branch, its course": (mine, Path(tmp) / "a")}
+        sources = {"this branch, its course": REPO}
+        if args.base:
+            base = args.base.resolve()
+            runs["this branch, base's course"] = (mine, Path(tmp) / "b")
+            runs["base, base's course"] = (str(base / ".venv/bin/coursekit"), Path(tmp) / "b")
+            sources["this branch, base's course"] = base
+        for name, source in sources.items():
+            shutil.copytree(source / "course", runs[name][1] / "course")
+            shutil.copy(source / "pyproject.toml", runs[name][1] / "pyproject.toml")
+        samples: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(args.repeat):
+            for name, (exe, cwd) in runs.items():  # interleaved: noise hits every run alike
+                samples[name].append(wall([exe, "check", "--no-exec", "--no-cache"], cwd))
+    work = statistics.median(shape_work_ms() for _ in range(args.repeat))
+    medians = {name: statistics.median(s) * 1000 for name, s in samples.items()}
+    for name, ms in medians.items():
+        print(f"check --no-exec --no-cache, {name:28} {ms:8.1f} ms")
+    if args.base:
+        ratio = medians["this branch, base's course"] / medians["base, base's course"]
+        print(f"this branch / base on the same course            {ratio:8.3f}x")
+    share = work / medians["this branch, its course"]
+    print(f"shape work alone, in process            {work:8.2f} ms  ({share:.2%} of the check)")
+    return 0 if share <= BUDGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
