@@ -232,3 +232,32 @@ def test_a_count_over_shapes_that_do_not_fit_is_refused() -> None:
     assert status == "error" and "wrong axis" in message
     status, message = claim(kind="value", memory="Q*K", where={"T": 2}, value=1)
     assert status == "error" and "needs K transposed" in message
+
+
+def test_a_number_claim_over_a_matrix_says_what_to_write_instead() -> None:
+    status, message = claim(kind="value", expr="Q*K.T", where={"T": 2, "d_k": 2}, value=4)
+    assert status == "error" and "T×T matrix" in message and "shape claim" in message
+    status, message = claim(kind="identity", lhs="scores", rhs="K*Q.T")
+    assert status == "error" and "cost: or memory:" in message
+
+
+def test_a_number_claim_over_shapes_that_do_not_fit_is_false() -> None:
+    status, message = claim(kind="identity", lhs="sqrt(Q*K)", rhs="1")
+    assert status == "false" and "Q is T×d_k, K is T×d_k" in message
+
+
+def test_a_scalar_made_of_vectors_is_a_number() -> None:
+    status, _ = claim(kind="identity", lhs="q.T*k + 0", rhs="q.T*k")
+    assert status == "ok"
+
+
+def test_matrices_do_not_commute_in_sympy() -> None:
+    from coursekit.verify.symbolic import to_sympy
+
+    ctx = Context(shapes=DECLARED)
+    forward = to_sympy(parse_formula("Q*K.T"), ctx.table)
+    backward = to_sympy(parse_formula("K.T*Q"), ctx.table)
+    assert forward != backward
+    assert to_sympy(parse_formula("T*d_k"), ctx.table) == to_sympy(
+        parse_formula("d_k*T"), ctx.table
+    )

@@ -50,9 +50,10 @@ def _report(ctx: Context, code: str, says: str = "{what}: {message}") -> Iterato
 def formula_syntax(ctx: Context) -> Iterator[Finding]:
     """A formula, or a formula-valued field of a claim, is not accepted by the formula parser.
 
-    Formulas are Python syntax read by a whitelist: numbers, names, `+ - * / **`, unary minus and
-    calls to sqrt, exp, log, ln, sin, cos, tan, tanh, sigmoid, Abs, floor, ceiling, Max, Min.
-    Nothing is evaluated; attribute access, strings, lambdas, comprehensions, `^`, exponents
+    Formulas are Python syntax read by a whitelist: numbers, names, `+ - * / **`, unary minus,
+    calls to sqrt, exp, log, ln, sin, cos, tan, tanh, sigmoid, Abs, floor, ceiling, Max, Min,
+    transpose and softmax, and the transpose suffix `K.T`. Nothing is evaluated; other attribute
+    access, strings, lambdas, comprehensions, `^`, exponents
     above 1000 and texts over 2000 characters are refused. Formulas that refer to each other in
     a cycle, assumptions other than positive, nonnegative, integer and real, and a notation
     entry whose `assume` names a symbol that is not one formula name (`\\mathrm{softmax}`) are

@@ -90,7 +90,7 @@ from coursekit.verify.claims.numbers import (
     value_text,
 )
 from coursekit.verify.claims.order import check_order
-from coursekit.verify.claims.shape import check_shape, counted
+from coursekit.verify.claims.shape import check_shape, counted, numbers_only
 from coursekit.verify.claims.solve import check_solve
 from coursekit.verify.claims.value import check_value
 from coursekit.verify.expr import FormulaError
@@ -113,11 +113,15 @@ def check_claim(ctx: Context, claim: Claim) -> CheckResult:
     if checker is None:
         return CheckResult("error", f"unknown claim kind {claim.kind!r}", field="kind")
     try:
+        says = ""
         if claim.cost is not None or claim.memory is not None:
             claim, says = counted(ctx, claim)
-            res = checker(ctx, claim)
-            return dataclasses.replace(res, message=says + res.message)
-        return checker(ctx, claim)
+        if claim.kind != "shape":
+            refused = numbers_only(ctx, claim)
+            if refused is not None:
+                return refused
+        res = checker(ctx, claim)
+        return dataclasses.replace(res, message=says + res.message) if says else res
     except FormulaError as exc:
         return CheckResult("error", exc.message, offset=exc.offset, field=exc.source)
     except ClaimError as exc:

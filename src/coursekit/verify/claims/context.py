@@ -37,7 +37,12 @@ class Context:
         rowwise: Iterable[str] = (),
     ):
         self.limits = limits
-        self.table = SymbolTable(assume)
+        matrices = [
+            name
+            for name, (dims, _) in (shapes or {}).items()
+            if list(dims) not in ([], ["1"], ["1", "1"])
+        ]
+        self.table = SymbolTable(assume, matrices)
         self.texts = dict(formulas or {})
         self.trees, self.errors = parse_formulas(self.texts, limits=limits)
         self.seed = seed

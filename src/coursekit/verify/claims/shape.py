@@ -79,6 +79,36 @@ def _described(shape: Shape) -> str:
     return f"{shape.text()} ({' by '.join(r or '?' for r in roles)})"
 
 
+#: The fields of the sympy claim kinds that hold an expression of the lesson's symbols.
+_EXPRESSIONS = ("lhs", "rhs", "expr", "order")
+
+
+def numbers_only(ctx: Context, claim: Claim) -> CheckResult | None:
+    """The sympy kinds compare numbers: a field that uses matrices must come out a scalar.
+
+    A field whose shapes do not fit makes the claim false (its statement is about nothing); a
+    matrix-valued field cannot be checked as a number and says what to write instead.
+    """
+    for name in _EXPRESSIONS:
+        text = getattr(claim, name)
+        if text is None:
+            continue
+        node = ctx.node(text, name)
+        if not ctx.shapes.uses_shapes(node):
+            continue
+        try:
+            shape = infer_text(node, ctx.shapes)
+        except ShapeError as exc:
+            return CheckResult("false", f"{text}: {exc.message}", field=name)
+        if not shape.scalar:
+            raise ClaimError(
+                f"{text} is a {shape.text()} matrix, and a {claim.kind} claim compares numbers: "
+                "state its shape with a shape claim, or count it with cost: or memory:",
+                name,
+            )
+    return None
+
+
 def counted(ctx: Context, claim: Claim) -> tuple[Claim, str]:
     """A value or order claim with ``cost:``/``memory:`` as one with the count as its ``expr``
     (an identity's ``lhs``): ``cost: Q*K.T`` with ``rhs: grid`` ties a typed formula to the
@@ -123,4 +153,4 @@ def shape_verdicts(ctx: Context) -> list[tuple[str, int, Status, str, int | None
     return out
 
 
-__all__ = ["check_shape", "counted", "shape_verdicts"]
+__all__ = ["check_shape", "counted", "numbers_only", "shape_verdicts"]
