@@ -64,6 +64,7 @@ def test_other_attributes_are_still_refused() -> None:
         ("2*Q - Q/sqrt(d_k)", "T×d_k"),
         ("(Q*K.T)**2", "T×T"),
         ("T*d_k + sqrt(d_k)", "a scalar"),
+        ("hadamard(Q, Q)*K.T", "T×T"),
     ],
 )
 def test_shapes_that_fit(text: str, shape: str) -> None:
@@ -90,6 +91,7 @@ def test_shapes_that_fit(text: str, shape: str) -> None:
         ("exp(Q*K.T)", ["exp takes a scalar", "T×T"]),
         ("Q + Q*K.T", ["Q is T×d_k", "Q*K.T is T×T"]),
         ("Q + 1", ["Q is T×d_k", "1 is a scalar"]),
+        ("hadamard(Q, V)", ["multiplies entry by entry", "Q is T×d_k", "V is T×d_v"]),
         ("T/Q", ["divides by Q", "T×d_k"]),
         ("Q**2", ["T×d_k", "not square"]),
         ("softmax(d_k)", ["row by row", "d_k is a scalar"]),
@@ -261,3 +263,36 @@ def test_matrices_do_not_commute_in_sympy() -> None:
     assert to_sympy(parse_formula("T*d_k"), ctx.table) == to_sympy(
         parse_formula("d_k*T"), ctx.table
     )
+
+
+def test_a_chain_of_formulas_thousands_deep_is_checked_without_a_traceback() -> None:
+    chain = {"f0": "Q*K.T"} | {f"f{i}": f"2*f{i - 1}" for i in range(1, 3000)}
+    chain["last"] = "f2999*K"  # rows of K are keys, as are the columns of Q*K.T
+    spec = MathsSpec.build(formulas=chain, shapes=DECLARED)
+    verdicts = {v.key: v for v in verify_document(spec, isolate=False) if v.subject == "shape"}
+    assert verdicts["f2999"].status == "ok" and verdicts["f2999"].message.startswith("f2999 is T×T")
+    assert verdicts["last"].status == "ok"
+    chain["f0"] = "Q*K"
+    spec = MathsSpec.build(formulas=chain, shapes=DECLARED)
+    bad = [v for v in verify_document(spec, isolate=False) if v.subject == "shape"]
+    assert [(v.key, v.status) for v in bad] == [("f0", "false")]  # reported once, where it is
+
+
+def test_counting_a_doubling_chain_is_refused_not_hung() -> None:
+    chain = {"f0": "Q*K.T"} | {f"f{i}": f"f{i - 1} + f{i - 1}" for i in range(1, 60)}
+    ctx = Context(formulas=chain, shapes=DECLARED)
+    res = check_claim(
+        ctx, Claim.from_mapping({"id": "c", "kind": "order", "cost": "f59", "order": "T"})
+    )
+    assert res.status == "error" and "more than 10000 matrix products" in res.message
+    res = check_claim(
+        ctx, Claim.from_mapping({"id": "c", "kind": "order", "cost": "f3", "order": "T**2*d_k"})
+    )
+    assert res.status == "ok" and "T*d_k*T+" in res.message
+
+
+def test_a_claim_on_a_deep_chain_needs_no_deep_stack() -> None:
+    chain = {"f0": "Q*K.T"} | {f"f{i}": f"2*f{i - 1}" for i in range(1, 3000)}
+    ctx = Context(formulas=chain, shapes=DECLARED)
+    fields = {"id": "c", "kind": "shape", "expr": "f2999", "shape": ["T", "T"]}
+    assert check_claim(ctx, Claim.from_mapping(fields)).status == "ok"

@@ -52,9 +52,9 @@ def formula_syntax(ctx: Context) -> Iterator[Finding]:
 
     Formulas are Python syntax read by a whitelist: numbers, names, `+ - * / **`, unary minus,
     calls to sqrt, exp, log, ln, sin, cos, tan, tanh, sigmoid, Abs, floor, ceiling, Max, Min,
-    transpose and softmax, and the transpose suffix `K.T`. Nothing is evaluated; other attribute
-    access, strings, lambdas, comprehensions, `^`, exponents
-    above 1000 and texts over 2000 characters are refused. Formulas that refer to each other in
+    transpose, softmax and hadamard, and the transpose suffix `K.T`. Nothing is evaluated;
+    other attribute access, strings, lambdas, comprehensions, `^`, exponents above 1000 and
+    texts over 2000 characters are refused. Formulas that refer to each other in
     a cycle, assumptions other than positive, nonnegative, integer and real, and a notation
     entry whose `assume` names a symbol that is not one formula name (`\\mathrm{softmax}`) are
     reported here too.
@@ -124,7 +124,8 @@ def claim_false(ctx: Context) -> Iterator[Finding]:
     Kinds: `identity` (lhs = rhs after `where`), `solve` (the solutions of `equation` for `for`
     are exactly `solutions`), `value` (exact, or within `tolerance`, or rounded to `digits`
     significant digits), `order` (Θ of `order` as the variables grow: see CK805 and
-    docs/format.md), `inequality` (`lhs op rhs` wherever `when` holds). See
+    docs/format.md), `inequality` (`lhs op rhs` wherever `when` holds), `shape` (the
+    expression has the stated shape, from the shapes the notation declares). See
     `coursekit.verify.claims` for the exact meaning.
 
     Fails:

@@ -12,7 +12,7 @@ The rules, in the order a formula is read:
   a ``1×1`` result (``q.T*k``) is a scalar again;
 * ``A*B`` of two matrices is a matrix product: the columns of ``A`` must match the rows of ``B``
   (in size, and in what they index when both say); with a scalar on either side it is scaling;
-* ``+`` and ``-`` need equal shapes; ``/`` divides by a scalar only; ``**`` raises a scalar, or a
+* ``+``, ``-`` and ``hadamard(A, B)`` (``A ⊙ B``, entry by entry) need equal shapes; ``/`` divides by a scalar only; ``**`` raises a scalar, or a
   square matrix to a positive whole power;
 * ``transpose`` (``K.T``) swaps the axes; a row-wise function keeps the shape and normalises each
   row over the columns, so a product that sums such a matrix over another axis (its rows index
@@ -30,11 +30,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from coursekit.verify.tree import FUNCTIONS, BinOp, Call, Name, Neg, Node, Num
+from coursekit.verify.tree import FUNCTIONS, BinOp, Call, Name, Neg, Node, Num, free_names
 
 _DIM = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[1-9][0-9]{0,8}")
 #: Functions of numbers: a matrix argument is a shape error.
-NUMBER_FUNCTIONS = frozenset(FUNCTIONS) - {"transpose", "softmax"}
+NUMBER_FUNCTIONS = frozenset(FUNCTIONS) - {"transpose", "softmax", "hadamard"}
 
 
 class ShapeError(ValueError):
@@ -142,20 +142,28 @@ class Shapes:
         self.symbols = dict(symbols)
         self.rowwise = frozenset(rowwise)
         self.formulas = dict(formulas or {})
-        self._done: dict[str, Shape | ShapeError] = {}
+        # name -> its shape, the error in its own text, or the name of the used formula at fault
+        self._done: dict[str, Shape | ShapeError | str] = {}
+        self._warm = False
+        self._shaped: set[str] | None = None  # the formulas that involve shapes
 
     def uses_shapes(self, node: Node) -> bool:
         """Whether a tree, or a formula it uses, involves a shaped symbol or a transpose."""
-        seen: set[str] = set()
+        if self._shaped is None:
+            self._shaped = set()
+            for name in _dependency_order(self.formulas):  # each after the formulas it uses
+                if self._direct(self.formulas[name]):
+                    self._shaped.add(name)
+        return self._direct(node)
+
+    def _direct(self, node: Node) -> bool:
+        assert self._shaped is not None
         stack = [node]
         while stack:
             n = stack.pop()
             if isinstance(n, Name):
-                if n.id in self.symbols:
+                if n.id in self.symbols or n.id in self._shaped:
                     return True
-                if n.id in self.formulas and n.id not in seen:
-                    seen.add(n.id)
-                    stack.append(self.formulas[n.id])
             elif isinstance(n, Neg):
                 stack.append(n.operand)
             elif isinstance(n, BinOp):
@@ -167,19 +175,39 @@ class Shapes:
         return False
 
     def formula(self, name: str) -> Shape:
+        """A declared formula's shape; :class:`_Upstream` naming the formula whose own shapes
+        do not fit when that is this one or one it uses."""
+        if not self._warm:
+            self._warm = True
+            for each in _dependency_order(self.formulas):  # uses first: no deep recursion
+                self._infer(each)
         done = self._done.get(name)
+        if done is None:
+            self._infer(name)
+            done = self._done[name]
         if isinstance(done, ShapeError):
             raise _Upstream(name)
-        if done is not None:
-            return done
-        self._done[name] = ShapeError("formulas refer to each other in a cycle")  # cycle guard
+        if isinstance(done, str):
+            raise _Upstream(done)
+        return done
+
+    def _infer(self, name: str) -> None:
+        if name in self._done:
+            return
+        self._done[name] = ShapeError("formulas refer to each other in a cycle")  # a guard only
         try:
-            shape = infer(self.formulas[name], self)
+            self._done[name] = infer(self.formulas[name], self)
         except ShapeError as exc:
             self._done[name] = exc
-            raise _Upstream(name) from None
-        self._done[name] = shape
-        return shape
+        except _Upstream as up:
+            self._done[name] = str(up.args[0])  # the formula at fault, reported there
+        except RecursionError:  # one formula nested beyond the parser's own limits
+            self._done[name] = ShapeError("formula nested too deeply to check its shapes")
+
+    def error(self, name: str) -> ShapeError | None:
+        """The shape error in the formula's own text, if any (after :meth:`formula`)."""
+        done = self._done.get(name)
+        return done if isinstance(done, ShapeError) else None
 
     def of_name(self, name: str) -> Shape:
         if name in self.formulas:
@@ -201,7 +229,7 @@ def infer(node: Node, shapes: Shapes) -> Shape:
     if node.op == "*":
         return _product(node, left, right)
     if node.op in ("+", "-"):
-        return _elementwise(node, left, right)
+        return _elementwise(node, node.left, node.right, left, right)
     if node.op == "/":
         if not right.scalar:
             raise ShapeError(
@@ -221,6 +249,8 @@ def _call(node: Call, shapes: Shapes) -> Shape:
             return a
         flip = None if a.normalised is None else 1 - a.normalised
         return Shape((a.axes[1], a.axes[0]), flip, a.by)
+    if node.func == "hadamard":
+        return _elementwise(node, node.args[0], node.args[1], args[0], args[1])
     if node.func in shapes.rowwise:
         (a,) = args
         if a.scalar:
@@ -244,18 +274,18 @@ def _call(node: Call, shapes: Shapes) -> Shape:
     return SCALAR
 
 
-def _elementwise(node: BinOp, left: Shape, right: Shape) -> Shape:
+def _elementwise(node: Node, a: Node, b: Node, left: Shape, right: Shape) -> Shape:
     if left.scalar and right.scalar:
         return SCALAR
-    if [a.size for a in left.axes] != [a.size for a in right.axes]:
-        l_t, r_t = show(node.left), show(node.right)
+    if [x.size for x in left.axes] != [x.size for x in right.axes]:
+        how = "multiplies" if isinstance(node, Call) else "adds"
         raise ShapeError(
-            f"{show(node)} adds entry by entry, but {l_t} is {left.text()} and {r_t} is "
-            f"{right.text()}: the shapes must be equal",
+            f"{show(node)} {how} entry by entry, but {show(a)} is {left.text()} and {show(b)} "
+            f"is {right.text()}: the shapes must be equal",
             node.offset,
         )
     axes = tuple(
-        a if a.role == b.role else Axis(a.size) for a, b in zip(left.axes, right.axes, strict=True)
+        x if x.role == y.role else Axis(x.size) for x, y in zip(left.axes, right.axes, strict=True)
     )
     return Shape(axes)
 
@@ -356,19 +386,43 @@ def _check_normalised(node: BinOp, a: str, b: str, left: Shape, right: Shape) ->
 
 
 def check_formulas(shapes: Shapes) -> dict[str, Shape | ShapeError]:
-    """Each declared formula that involves shapes: its shape, or the error in its own text."""
+    """Each declared formula that involves shapes: its shape, or the error in its own text (a
+    formula that only uses a broken one is left out: the error is reported where it is).
+
+    Formulas are inferred in dependency order, each one's uses already known, so a chain of
+    formulas thousands deep costs no Python stack.
+    """
     out: dict[str, Shape | ShapeError] = {}
     for name, tree in shapes.formulas.items():
         if not shapes.uses_shapes(tree):
             continue
         try:
             out[name] = shapes.formula(name)
-        except _Upstream as up:
-            if up.args[0] == name:
-                err = shapes._done[name]
-                assert isinstance(err, ShapeError)
-                out[name] = err
+        except _Upstream:
+            own = shapes.error(name)
+            if own is not None:
+                out[name] = own
     return out
+
+
+def _dependency_order(formulas: Mapping[str, Node]) -> list[str]:
+    """Formula names, each after the formulas it uses (iterative; the formulas hold no cycle)."""
+    order: list[str] = []
+    placed: set[str] = set()
+    for root in formulas:
+        stack: list[tuple[str, bool]] = [(root, False)]
+        while stack:
+            name, expanded = stack.pop()
+            if name in placed:
+                continue
+            if expanded:
+                placed.add(name)
+                order.append(name)
+                continue
+            stack.append((name, True))
+            uses = sorted(n for n in free_names(formulas[name]) if n in formulas)
+            stack.extend((dep, False) for dep in uses if dep not in placed)
+    return order
 
 
 def infer_text(node: Node, shapes: Shapes) -> Shape:
@@ -401,11 +455,19 @@ def memory(node: Node, shapes: Shapes) -> Node:
     return _mul(*(_size(a) for a in shape.axes))
 
 
+#: More products than this in one count is refused (a formula used twice counts twice, so a
+#: chain of formulas each using the previous one twice would double at every link).
+MAX_PRODUCTS = 10_000
+
+
 def cost(node: Node, shapes: Shapes) -> Node:
     """Multiply-adds of every matrix product in ``node`` (``Q*K.T``: ``T*d_k*T``), as a tree."""
     infer_text(node, shapes)  # a count of products that do not fit would count nothing real
-    terms: list[Node] = []
-    _costs(node, shapes, terms)
+    reachable = _reachable(node, shapes.formulas)
+    own: dict[str, list[Node]] = {}
+    for name in _dependency_order({n: shapes.formulas[n] for n in reachable}):
+        own[name] = _products(shapes.formulas[name], shapes, own)
+    terms = _products(node, shapes, own)
     if not terms:
         return Num(Fraction(0), 0)
     total = terms[0]
@@ -414,28 +476,42 @@ def cost(node: Node, shapes: Shapes) -> Node:
     return total
 
 
-def _costs(node: Node, shapes: Shapes, terms: list[Node]) -> None:
-    # A formula used twice is computed twice; declared formulas hold no cycle (verify.declared).
-    def visit(n: Node) -> None:
-        _costs(n, shapes, terms)
+def _reachable(node: Node, formulas: Mapping[str, Node]) -> set[str]:
+    found: set[str] = set()
+    stack = [n for n in free_names(node) if n in formulas]
+    while stack:
+        name = stack.pop()
+        if name not in found:
+            found.add(name)
+            stack.extend(n for n in free_names(formulas[name]) if n in formulas)
+    return found
 
-    if isinstance(node, Name):
-        if node.id in shapes.formulas:
-            visit(shapes.formulas[node.id])
-    elif isinstance(node, Neg):
-        visit(node.operand)
-    elif isinstance(node, Call):
-        for a in node.args:
-            visit(a)
-    elif isinstance(node, BinOp):
-        visit(node.left)
-        visit(node.right)
-        if node.op == "*":
-            left, right = infer_text(node.left, shapes), infer_text(node.right, shapes)
+
+def _products(tree: Node, shapes: Shapes, own: Mapping[str, list[Node]]) -> list[Node]:
+    """The multiply-adds of each product in ``tree``, a used formula's counted as often as used."""
+    terms: list[Node] = []
+    stack: list[tuple[Node, bool]] = [(tree, False)]
+    while stack:  # post-order, so inner products are listed first
+        n, done = stack.pop()
+        if done:
+            assert isinstance(n, BinOp)
+            left, right = infer_text(n.left, shapes), infer_text(n.right, shapes)
             if not left.scalar and not right.scalar:
-                m, n = left.axes
-                p = right.axes[1]
-                terms.append(_mul(_size(m), _size(n), _size(p)))
+                m, inner = left.axes
+                terms.append(_mul(_size(m), _size(inner), _size(right.axes[1])))
+        elif isinstance(n, Name):
+            terms.extend(own.get(n.id, ()))
+        elif isinstance(n, Neg):
+            stack.append((n.operand, False))
+        elif isinstance(n, Call):
+            stack.extend((a, False) for a in reversed(n.args))
+        elif isinstance(n, BinOp):
+            if n.op == "*":
+                stack.append((n, True))
+            stack.extend(((n.right, False), (n.left, False)))
+        if len(terms) > MAX_PRODUCTS:
+            raise ShapeError(f"more than {MAX_PRODUCTS} matrix products to count")
+    return terms
 
 
 __all__ = [

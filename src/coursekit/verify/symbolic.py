@@ -107,10 +107,10 @@ def to_sympy(node: Node, table: SymbolTable) -> SympyExpr:
             return 1 / (1 + sp.exp(-args[0]))
         if f == "ln":
             return sp.log(args[0])
-        if f in ("transpose", "softmax"):
+        if f in ("transpose", "softmax", "hadamard"):
             # Opaque to sympy: the shapes are checked by coursekit.verify.shapes, and two texts
             # showing the same transpose or softmax still build the same expression.
-            return sp.Function(f)(args[0])
+            return sp.Function(f)(*args)
         fn = {
             "sqrt": sp.sqrt,
             "exp": sp.exp,

@@ -81,6 +81,7 @@ FUNCTIONS: dict[str, tuple[int, int]] = {
     # transpose(K); softmax is opaque to sympy and applied row by row when notation says so.
     "transpose": (1, 1),
     "softmax": (1, 1),
+    "hadamard": (2, 2),  # the entry-by-entry product A ⊙ B of two matrices of one shape
 }
 
 #: Names that denote constants rather than symbols.
