@@ -296,3 +296,12 @@ def test_a_claim_on_a_deep_chain_needs_no_deep_stack() -> None:
     ctx = Context(formulas=chain, shapes=DECLARED)
     fields = {"id": "c", "kind": "shape", "expr": "f2999", "shape": ["T", "T"]}
     assert check_claim(ctx, Claim.from_mapping(fields)).status == "ok"
+
+
+def test_a_display_whose_shapes_do_not_fit_is_false_with_the_shapes() -> None:
+    from coursekit.verify import check_equation_latex
+
+    ctx = Context({"positive": ["T", "d_k"]}, {"scores": "Q*K.T"}, shapes=DECLARED)
+    res = check_equation_latex("QK", "scores", ctx, name="scores")
+    assert res.status == "false" and "Q is T×d_k, K is T×d_k" in res.message
+    assert check_equation_latex("T d_k", "T*d_k", ctx).status == "ok"

@@ -425,6 +425,17 @@ def _dependency_order(formulas: Mapping[str, Node]) -> list[str]:
     return order
 
 
+def shape_misfit(node: Node, shapes: Shapes) -> str | None:
+    """Why the shapes in ``node`` do not fit (None when they do, or it uses none)."""
+    if not shapes.uses_shapes(node):
+        return None
+    try:
+        infer_text(node, shapes)
+    except ShapeError as exc:
+        return exc.message
+    return None
+
+
 def infer_text(node: Node, shapes: Shapes) -> Shape:
     """:func:`infer`, with a formula's own error reported as the use of a broken formula."""
     try:
@@ -527,5 +538,6 @@ __all__ = [
     "infer",
     "infer_text",
     "memory",
+    "shape_misfit",
     "show",
 ]
