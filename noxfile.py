@@ -29,8 +29,8 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    session.install("-e", ".", "mypy")
-    session.run("mypy", "--strict", "src")
+    session.install("-e", ".[test]", "mypy")  # the tests' imports (pytest, pygls, …) typed too
+    session.run("mypy", "--strict", "src", "tests")
 
 
 @nox.session

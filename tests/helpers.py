@@ -8,7 +8,7 @@ codes = {d.code for d in run_check(course)}
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,7 +49,7 @@ def line_of(path: Path, needle: str) -> int:
 
 
 def run_check(
-    course_dir: Path, paths: Sequence[str] = (), options: dict[str, object] | None = None
+    course_dir: Path, paths: Sequence[str] = (), options: Mapping[str, object] | None = None
 ) -> list[Diagnostic]:
     """`coursekit check` in process (without running problem programs unless asked)."""
     project = find_project(course_dir, course_dir)

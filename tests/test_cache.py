@@ -65,7 +65,7 @@ def test_the_leftover_check_sees_what_the_atomic_writer_leaves(
     # (it used to look for `.tmp-*`, a name the writer never uses, so it could not fail).
     from coursekit import atomic
 
-    monkeypatch.setattr(atomic.os, "replace", lambda src, dst: None)
+    monkeypatch.setattr(os, "replace", lambda src, dst: None)  # atomic calls os.replace
     atomic.atomic_write_bytes(tmp_path / "entry.json", b"{}", durable=False)
     assert [p.name.startswith(".entry.json.") for p in _temporaries(tmp_path)] == [True]
 

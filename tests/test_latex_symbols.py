@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from coursekit.latex_symbols import declared_key, is_index, notation_key, symbols_in_markdown
+from coursekit.latex_symbols import (
+    declared_key,
+    formula_name,
+    is_index,
+    notation_key,
+    symbols_in_markdown,
+)
 
 
 def keys(markdown: str) -> list[str]:
@@ -69,3 +75,47 @@ def test_index_subscripts_depend_on_declared_letters() -> None:
     declared = {"t", "i", "j", "T"}
     assert is_index("t-1", declared) and is_index("ij", declared) and is_index("1", declared)
     assert not is_index("hh", declared) and not is_index("k", declared)
+
+
+NOTATION_SYMBOLS = [
+    "T",
+    "d_k",
+    "d_{k}",
+    "W_{hh}",
+    "\\alpha_{ij}",
+    "\\mathbf{Q}",
+    "\\mathbf Q",
+    "\\mathbf{W}_{hh}",
+    "\\mathbf{W_{hh}}",
+    "\\hat{\\mathbf{y}}",
+    "\\boldsymbol{\\alpha}",
+    "\\bm{x}",
+    "\\mathcal{L}",
+    "\\mathbb{R}",
+    "\\hat p",
+    "\\tilde{h}_t",
+    "d_{\\text{model}}",
+    "\\lambda",
+    "\\ell",
+    "\\lambda_{\\max}",
+]
+
+
+@pytest.mark.parametrize("symbol", NOTATION_SYMBOLS)
+def test_notation_and_reader_agree_on_names(symbol: str) -> None:
+    """A notation entry `\\mathbf{Q}` names the symbol the reader reads in `\\mathbf{Q} K^\\top`."""
+    from coursekit.rules._assume import symbol_name
+
+    key = declared_key(symbol)
+    assert key is not None
+    assert formula_name(key) == symbol_name(symbol) is not None
+
+
+def test_styles_are_distinct_names() -> None:
+    names = {formula_name(declared_key(s) or "") for s in ["Q", "\\mathbf{Q}", "\\mathcal{Q}"]}
+    assert names == {"Q", "mathbf_Q", "mathcal_Q"}
+
+
+@pytest.mark.parametrize("key", ["h_{t-1}", "p_{i,2j}", "x_{2i}", "\\langle"])
+def test_index_subscripts_have_no_formula_name(key: str) -> None:
+    assert formula_name(key) is None

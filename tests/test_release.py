@@ -6,6 +6,7 @@ import re
 import subprocess
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml  # type: ignore[import-untyped]
@@ -18,11 +19,11 @@ PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 SNIPPET = re.compile(r"```yaml\n(repos:\n.*?)```", re.S)
 
 
-def doc_snippet() -> dict[str, object]:
+def doc_snippet() -> dict[str, Any]:
     text = (REPO / "docs" / "pre-commit.md").read_text(encoding="utf-8")
     match = SNIPPET.search(text)
     assert match, "docs/pre-commit.md has no `repos:` snippet"
-    loaded: dict[str, object] = yaml.safe_load(match.group(1))
+    loaded: dict[str, Any] = yaml.safe_load(match.group(1))
     return loaded
 
 
@@ -41,7 +42,7 @@ def test_sarif_points_at_this_project_not_the_other_coursekit() -> None:
 
 
 def test_the_docs_snippet_names_this_releases_tag_and_published_hook_ids() -> None:
-    (entry,) = doc_snippet()["repos"]  # type: ignore[misc]
+    (entry,) = doc_snippet()["repos"]
     assert entry["rev"] == f"v{__version__}"
     published = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     ids = {hook["id"] for hook in published}
@@ -50,7 +51,7 @@ def test_the_docs_snippet_names_this_releases_tag_and_published_hook_ids() -> No
 
 
 def test_the_docs_tag_exists_and_publishes_those_hooks() -> None:
-    (entry,) = doc_snippet()["repos"]  # type: ignore[misc]
+    (entry,) = doc_snippet()["repos"]
     rev = entry["rev"]
     tags = subprocess.run(
         ["git", "tag", "-l", rev], cwd=REPO, capture_output=True, text=True, check=False

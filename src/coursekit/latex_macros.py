@@ -107,3 +107,39 @@ SKIP_ARGUMENT = frozenset(
 )
 INDEX_MACROS = frozenset({"dots", "ldots", "cdots"})
 OPEN_DELIMITERS = frozenset({"left", "bigl", "Bigl"})
+
+
+# How a styled or accented symbol is named in formulas (the parser and `latex_symbols` agree):
+# the style's name, an underscore, then the plain name: `\mathbf{Q}` -> `mathbf_Q`,
+# `\boldsymbol{\alpha}` -> `boldsymbol_alpha`, `\hat{y}_t` -> `hat_y_t`. Spellings of one
+# style share a prefix (`\bm` is `\boldsymbol`, `\widehat` is `\hat`); upright
+# `\mathrm`, `\mathit`, `\mathsf` and `\operatorname` add nothing (`\mathrm{softmax}` is `softmax`).
+STYLE_PREFIX: dict[str, str] = {
+    "mathbf": "mathbf",
+    "textbf": "mathbf",
+    "boldsymbol": "boldsymbol",
+    "bm": "boldsymbol",
+    "mathcal": "mathcal",
+    "mathbb": "mathbb",
+    "mathfrak": "mathfrak",
+    "mathscr": "mathscr",
+    "mathtt": "mathtt",
+}
+ACCENT_PREFIX: dict[str, str] = {
+    "hat": "hat",
+    "widehat": "hat",
+    "tilde": "tilde",
+    "widetilde": "tilde",
+    "bar": "bar",
+    "overline": "bar",
+    "vec": "vec",
+    "dot": "dot",
+    "ddot": "ddot",
+    "check": "check",
+    "breve": "breve",
+}
+
+
+def styled_name(prefix: str, name: str) -> str:
+    """The formula name of a styled or accented symbol: (`mathbf`, `W_hh`) -> `mathbf_W_hh`."""
+    return f"{prefix}_{name}"

@@ -171,9 +171,9 @@ def test_a_crashing_rule_is_reported_and_exits_2(
 ) -> None:
     from coursekit.diagnostics import Severity
     from coursekit.rules import REGISTRY
-    from coursekit.rules.base import Rule
+    from coursekit.rules.base import Context, Finding, Rule
 
-    def explode(ctx: object) -> list[object]:
+    def explode(ctx: Context) -> list[Finding]:
         raise RuntimeError("boom")
 
     broken = Rule("CK999", "explodes", "test", Severity.ERROR, "x", "x", explode)

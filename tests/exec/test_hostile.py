@@ -425,7 +425,7 @@ def test_every_stdlib_module_imports_under_the_sandbox_uid(
     if os.geteuid() != 0:
         pytest.skip("the sandbox uid exists only as root")
     assert len(stdlib_names) > 150
-    with Runner(parallel=1, sandbox=mode) as pool:  # type: ignore[arg-type]
+    with Runner(parallel=1, sandbox=mode) as pool:
         [outcome] = pool.run([Job("imports", IMPORT_ALL.format(names=stdlib_names))], Limits())
     assert outcome.ok, outcome.message
     assert outcome.value == {}

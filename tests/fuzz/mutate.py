@@ -399,8 +399,8 @@ def _mutate_tree(rng: random.Random, ws: Workspace, kind: str) -> str:
         ws.write(f"{folder}/{name}", ws.read(rel))
         return f"copied {rel} as {folder}/{name}"
     if kind == "non-utf8-file-name":
-        name = os.fsencode(folder) + b"/bad-\xff\xfe.md"
-        ws.write(name, ws.read(rel))
+        raw_name = os.fsencode(folder) + b"/bad-\xff\xfe.md"
+        ws.write(raw_name, ws.read(rel))
         return f"copied {rel} under a non-UTF-8 name"
     if kind == "stray-file":
         name = rng.choice(["notes.txt", ".hidden.yaml", "chapter.yml", "empty.md", "x.yaml"])

@@ -160,7 +160,7 @@ def test_mutated_courses_never_crash_nor_write(workspace: Workspace, shard: int)
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     if REPORT:
-        figures = {"shard": shard, "cases": len(cases), "failures": len(failures)}
+        figures: dict[str, float] = {"shard": shard, "cases": len(cases), "failures": len(failures)}
         figures["internal_errors"] = sum("internal error" in f for f in failures)
         figures["seconds"] = round(time.monotonic() - started, 1)
         with open(REPORT, "a", encoding="utf-8") as handle:

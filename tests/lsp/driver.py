@@ -33,16 +33,16 @@ class Driver:
         self.versions: dict[str, int] = {}
         self.lock = threading.Lock()
 
-        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)  # type: ignore[untyped-decorator]  # pygls's decorator is untyped
         def published(params: types.PublishDiagnosticsParams) -> None:
             with self.lock:
                 self.diagnostics[params.uri] = list(params.diagnostics)
 
-        @self.client.feature(types.WINDOW_LOG_MESSAGE)
+        @self.client.feature(types.WINDOW_LOG_MESSAGE)  # type: ignore[untyped-decorator]  # pygls's decorator is untyped
         def logged(params: types.LogMessageParams) -> None:
             self.logs.append(params.message)
 
-        @self.client.feature(types.WINDOW_SHOW_MESSAGE)
+        @self.client.feature(types.WINDOW_SHOW_MESSAGE)  # type: ignore[untyped-decorator]  # pygls's decorator is untyped
         def shown(params: types.ShowMessageParams) -> None:
             self.logs.append(params.message)
 
@@ -158,7 +158,7 @@ class Driver:
         try:
             self.run(self.client.shutdown_async(None), timeout=10)
             self.client.exit(None)
-            self.run(self.client.stop(), timeout=10)
+            self.run(self.client.stop(), timeout=10)  # type: ignore[no-untyped-call]
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(timeout=5)

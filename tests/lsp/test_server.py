@@ -6,15 +6,16 @@ One server for the module: each test edits buffers and puts them back as they we
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
-from tests.lsp.driver import Driver, position
 
 from coursekit.engine import check
 from coursekit.project import find_project
+
+from .driver import Driver, position
 
 BUNDLED = Path(__file__).resolve().parents[2] / "course"
 CHAPTER = "course/II/2-from-recurrence-to-attention"
@@ -39,7 +40,7 @@ def _codes(found: list[types.Diagnostic]) -> list[str]:
     return [str(d.code) for d in found]
 
 
-def _apply(text: str, edits: list[types.TextEdit]) -> str:
+def _apply(text: str, edits: Sequence[types.TextEdit]) -> str:
     """Apply whole-range edits (the server sends one replacement per file)."""
     for edit in sorted(
         edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
@@ -143,21 +144,22 @@ def test_hover_definition_and_completion(server: Driver, root: Path) -> None:
     server.wait_for(uri, lambda found: found == [])
 
     hover = server.hover(uri, *position(text, "$T$", 1))
-    assert hover is not None and "sequence length" in hover.contents.value
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert "sequence length" in hover.contents.value
     assert "chapter II.2" in hover.contents.value
 
     line, column = position(text, "apparatus:0.LA.03", 12)
     hover = server.hover(uri, line, column)
-    assert (
-        hover is not None and "Inner products, norms and cosine similarity" in hover.contents.value
-    )
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert "Inner products, norms and cosine similarity" in hover.contents.value
     target = server.definition(uri, line, column)
     assert target.uri == (root / "course/0/book.yaml").as_uri()
     book = (root / "course/0/book.yaml").read_text(encoding="utf-8")
     assert (target.range.start.line, target.range.start.character) == position(book, "0.LA.03")
 
     hover = server.hover(uri, *position(text, "[524,288]", 2))
-    assert hover is not None and "step-512" in hover.contents.value
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert "step-512" in hover.contents.value
     assert "verified by sympy" in hover.contents.value
 
     typed = text.replace("(apparatus:0.LA.03)", "(apparatus:)")

@@ -145,7 +145,7 @@ def test_maths_the_reader_cannot_read_is_reported_not_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A span whose LaTeX walk raises used to count as using no symbol; now it is CK205."""
-    from coursekit import latex_symbols
+    from coursekit import latex_symbols, latex_tokens
 
     course = copy_golden(tmp_path)
     edit(course / LESSON, "is $x_t$;", "is $x_t$ and $\\broken{n}$;")
@@ -154,7 +154,7 @@ def test_maths_the_reader_cannot_read_is_reported_not_skipped(
         "notation:\n",
         "notation:\n  - {symbol: '\\broken{m}', meaning: a broken symbol}\n",
     )
-    real_walk = latex_symbols._walk
+    real_walk = latex_tokens.walk
 
     def walk(text: str) -> list[object]:
         if "\\broken" in text:

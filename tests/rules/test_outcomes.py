@@ -20,7 +20,7 @@ from coursekit.rules import REGISTRY, formulas, problems
 from coursekit.rules.base import Context, Finding
 from coursekit.rules.outcomes import MATHS, PROGRAMS, kept, maths_outcome, program_outcome, table
 from coursekit.verify.runner import Verdict
-from coursekit.verify.status import STATUSES, SUBJECTS
+from coursekit.verify.status import STATUSES, SUBJECTS, Status, Subject
 from helpers import PROBLEM, copy_golden
 
 MATHS_PAIRS = [(subject, status) for subject in SUBJECTS for status in STATUSES]
@@ -102,7 +102,7 @@ def maths_ctx(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 @pytest.mark.parametrize(("subject", "status"), MATHS_PAIRS)
 def test_each_maths_pair_is_reported_by_its_rule_alone(
-    maths_ctx: Any, monkeypatch: pytest.MonkeyPatch, subject: str, status: str
+    maths_ctx: Any, monkeypatch: pytest.MonkeyPatch, subject: Subject, status: Status
 ) -> None:
     ctx, lesson, equations, numbers = maths_ctx
     key = {"formula": "f", "shape": "f", "equation": "f", "spec": "assume"}.get(subject, "c")

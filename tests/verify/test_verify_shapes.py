@@ -64,7 +64,7 @@ def test_other_attributes_are_still_refused() -> None:
         ("2*Q - Q/sqrt(d_k)", "T×d_k"),
         ("(Q*K.T)**2", "T×T"),
         ("T*d_k + sqrt(d_k)", "a scalar"),
-        ("hadamard(Q, Q)*K.T", "T×T"),
+        ("Hadamard(Q, Q)*K.T", "T×T"),
     ],
 )
 def test_shapes_that_fit(text: str, shape: str) -> None:
@@ -91,7 +91,7 @@ def test_shapes_that_fit(text: str, shape: str) -> None:
         ("exp(Q*K.T)", ["exp takes a scalar", "T×T"]),
         ("Q + Q*K.T", ["Q is T×d_k", "Q*K.T is T×T"]),
         ("Q + 1", ["Q is T×d_k", "1 is a scalar"]),
-        ("hadamard(Q, V)", ["multiplies entry by entry", "Q is T×d_k", "V is T×d_v"]),
+        ("Hadamard(Q, V)", ["multiplies entry by entry", "Q is T×d_k", "V is T×d_v"]),
         ("T/Q", ["divides by Q", "T×d_k"]),
         ("Q**2", ["T×d_k", "not square"]),
         ("softmax(d_k)", ["row by row", "d_k is a scalar"]),

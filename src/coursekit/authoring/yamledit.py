@@ -9,7 +9,7 @@ parses to exactly the expected data; otherwise the text-level edit is used, unde
 checks. If neither passes, the edit fails with `EditError` and nothing is written.
 
 The text-level helpers (indentation, scalars, quote-aware scanners, `confined`) live in
-`yamltext`; `Indent`, `detect_indent`, `render_scalar` and `confined` stay importable here.
+`yamltext`, where lists sit in the text and how a new item is rendered in `yamlseq`; `Indent`, `detect_indent`, `render_scalar` and `confined` stay importable here.
 """
 
 from __future__ import annotations
@@ -25,18 +25,14 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 
+from coursekit.authoring.yamlseq import SequenceText
 from coursekit.authoring.yamltext import (
+    EditError,
     Indent,
     _comment_tails,
-    _indent_of,
     _inside_flow,
-    _is_blank_or_comment,
-    _matching_bracket,
-    _needs_quotes,
     _newline,
     _plain,
-    _render_flow,
-    _render_mapping,
     _token_end,
     confined,
     detect_indent,
@@ -55,10 +51,6 @@ __all__ = [
 
 Key = str | int
 Path_ = tuple[Key, ...]
-
-
-class EditError(Exception):
-    """An edit that cannot be made without touching what it must not touch."""
 
 
 # The editor ---------------------------------------------------------------------------------
@@ -123,6 +115,10 @@ class YamlEditor:
         self._apply(self._plan_set(tree, path, parent, key, value))
 
     # Parsing -------------------------------------------------------------------------------
+
+    @property
+    def _lists(self) -> SequenceText:
+        return SequenceText(self.text, self.name)
 
     def _yaml(self) -> YAML:
         indent = detect_indent(self.text)
@@ -246,7 +242,7 @@ class YamlEditor:
             node[key].insert(index, value)
 
         expected = self._expected(path, change)
-        flow = self._is_flow(seq, lines)
+        flow = self._lists.is_flow(seq, lines)
 
         def edit(root: Any) -> None:
             target = self._node(root, path)
@@ -255,26 +251,26 @@ class YamlEditor:
             target.insert(index, value)
 
         if flow:
-            region, text = self._flow_insert(seq, lines, index, value)
+            region, text = self._lists.flow_insert(seq, lines, index, value)
         else:
-            region, text = self._block_insert(seq, lines, index, value)
+            region, text = self._lists.block_insert(seq, lines, index, value)
         return _Plan(region, text, edit, expected)
 
     def _plan_replace(
         self, tree: Any, path: Path_, seq: CommentedSeq, index: int, value: Any
     ) -> _Plan:
         lines = self.text.splitlines(keepends=True)
-        if self._is_flow(seq, lines):
+        if self._lists.is_flow(seq, lines):
             raise EditError(f"{self.name}: '{_dotted(path)}' is a flow list; edit it by hand")
-        start, dash, end = self._item_span(seq, lines, index)
+        start, dash, end = self._lists.item_span(seq, lines, index)
         for line in lines[start : end + 1]:
             if comment_start(line.rstrip("\r\n")) is not None:
                 raise EditError(
                     f"{self.name}:{start + 1}: the item holds a comment that replacing it would lose"
                 )
-        content = self._content_column(seq, lines, dash)
+        content = self._lists.content_column(seq, lines, dash)
         nl = _newline(self.text)
-        new = self._render_item(value, dash, content, nl)
+        new = self._lists.render_item(value, dash, content, nl)
         text = "".join(lines[:start] + new + lines[end + 1 :])
 
         def change(node: Any, key: Key) -> None:
@@ -320,113 +316,6 @@ class YamlEditor:
             node[k] = value
 
         return _Plan((line, line + 1), text, edit, self._expected(path, change))
-
-    # Locating ------------------------------------------------------------------------------
-
-    def _is_flow(self, seq: CommentedSeq, lines: list[str]) -> bool:
-        if seq.fa.flow_style():
-            return True
-        line: int = seq.lc.line
-        col: int = seq.lc.col
-        return line < len(lines) and lines[line][col : col + 1] == "["
-
-    def _flow_insert(
-        self, seq: CommentedSeq, lines: list[str], index: int, value: Any
-    ) -> tuple[tuple[int, int], str]:
-        open_line, open_col = seq.lc.line, seq.lc.col
-        close = _matching_bracket(lines, open_line, open_col)
-        if close is None:
-            raise EditError(f"{self.name}:{open_line + 1}: cannot find the end of this list")
-        close_line, close_col = close
-        joined = "".join(lines)
-        starts = [0]
-        for line in lines:
-            starts.append(starts[-1] + len(line))
-        open_at = starts[open_line] + open_col
-        close_at = starts[close_line] + close_col
-        inner = joined[open_at + 1 : close_at]
-        quote = '"' if '"' in inner and "'" not in inner else None
-        token = render_scalar(value, flow=True, quote=quote if _needs_quotes(value) else None)
-        if index >= len(seq):
-            stripped = inner.rstrip()
-            if stripped.strip():
-                new_inner = stripped + ", " + token + inner[len(stripped) :]
-            else:
-                new_inner = token
-        else:
-            item_line, item_col = seq.lc.item(index)
-            at = starts[item_line] + item_col - open_at - 1
-            new_inner = inner[:at] + token + ", " + inner[at:]
-        text = joined[: open_at + 1] + new_inner + joined[close_at:]
-        return (open_line, close_line + 1), text
-
-    def _item_span(self, seq: CommentedSeq, lines: list[str], index: int) -> tuple[int, int, int]:
-        """(first line, dash column, last content line) of block item `index`."""
-        line, col = seq.lc.item(index)
-        dash = lines[line].rfind("-", 0, col + 1)
-        while dash > 0 and lines[line][dash - 1 : dash] not in (" ", ""):
-            dash = lines[line].rfind("-", 0, dash)
-        if dash < 0:
-            raise EditError(f"{self.name}:{line + 1}: cannot find this item's dash")
-        end = line
-        for j in range(line + 1, len(lines)):
-            if _is_blank_or_comment(lines[j]):
-                continue
-            if _indent_of(lines[j]) <= dash:
-                break
-            end = j
-        return line, dash, end
-
-    def _content_column(self, seq: CommentedSeq, lines: list[str], dash: int) -> int:
-        for index in range(len(seq)):
-            column: int = seq.lc.item(index)[1]
-            if column > dash:
-                return column
-        indent = detect_indent(self.text)
-        return dash + indent.sequence - indent.offset
-
-    def _block_insert(
-        self, seq: CommentedSeq, lines: list[str], index: int, value: Any
-    ) -> tuple[tuple[int, int], str]:
-        nl = _newline(self.text)
-        if len(seq) == 0:
-            raise EditError(f"{self.name}: cannot insert into an empty block list")
-        separated = self._blank_separated(seq, lines)
-        if index == 0:
-            at, dash, _end = self._item_span(seq, lines, 0)
-        else:
-            _start, dash, end = self._item_span(seq, lines, index - 1)
-            at = end + 1
-        content = self._content_column(seq, lines, dash)
-        new = self._render_item(value, dash, content, nl)
-        if separated:
-            new = [*new, nl] if index == 0 else [nl, *new]
-        before = lines[:at]
-        a = at
-        if before and not before[-1].endswith(("\n", "\r")):
-            before[-1] += nl
-            a -= 1
-        return (a, at), "".join(before + new + lines[at:])
-
-    def _blank_separated(self, seq: CommentedSeq, lines: list[str]) -> bool:
-        for index in range(1, len(seq)):
-            line, _col = seq.lc.item(index)
-            if line > 0 and not lines[line - 1].strip():
-                return True
-        return False
-
-    def _render_item(self, value: Any, dash: int, content: int, nl: str) -> list[str]:
-        indent = detect_indent(self.text)
-        pad = " " * dash + "-" + " " * (content - dash - 1)
-        if isinstance(value, dict):
-            body = _render_mapping(value, content, indent)
-            if not body:
-                return [pad.rstrip() + " {}" + nl]
-            first = pad + body[0][content:]
-            return [line + nl for line in [first, *body[1:]]]
-        if isinstance(value, list):
-            return [pad + _render_flow(value) + nl]
-        return [pad + render_scalar(value) + nl]
 
 
 def _dotted(path: Path_) -> str:

@@ -13,6 +13,10 @@ from typing import Any
 from coursekit.load.yamlsafe import LoadError, comment_start, parse_yaml
 
 
+class EditError(Exception):
+    """An edit that cannot be made without touching what it must not touch."""
+
+
 @dataclass(frozen=True)
 class Indent:
     """ruamel's three numbers: mapping indent, sequence indent, dash offset."""

@@ -52,7 +52,7 @@ def formula_syntax(ctx: Context) -> Iterator[Finding]:
 
     Formulas are Python syntax read by a whitelist: numbers, names, `+ - * / **`, unary minus,
     calls to sqrt, exp, log, ln, sin, cos, tan, tanh, sigmoid, Abs, floor, ceiling, Max, Min,
-    transpose, softmax and hadamard, and the transpose suffix `K.T`. Nothing is evaluated;
+    transpose, softmax and Hadamard, and the transpose suffix `K.T`. Nothing is evaluated;
     other attribute access, strings, lambdas, comprehensions, `^`, exponents above 1000 and
     texts over 2000 characters are refused. Formulas that refer to each other in
     a cycle, assumptions other than positive, nonnegative, integer and real, and a notation

@@ -12,7 +12,7 @@ The rules, in the order a formula is read:
   a ``1×1`` result (``q.T*k``) is a scalar again;
 * ``A*B`` of two matrices is a matrix product: the columns of ``A`` must match the rows of ``B``
   (in size, and in what they index when both say); with a scalar on either side it is scaling;
-* ``+``, ``-`` and ``hadamard(A, B)`` (``A ⊙ B``, entry by entry) need equal shapes; ``/`` divides by a scalar only; ``**`` raises a scalar, or a
+* ``+``, ``-`` and ``Hadamard(A, B)`` (``A ⊙ B``, entry by entry) need equal shapes; ``/`` divides by a scalar only; ``**`` raises a scalar, or a
   square matrix to a positive whole power;
 * ``transpose`` (``K.T``) swaps the axes; a row-wise function keeps the shape and normalises each
   row over the columns, so a product that sums such a matrix over another axis (its rows index
@@ -34,7 +34,7 @@ from coursekit.verify.tree import FUNCTIONS, BinOp, Call, Name, Neg, Node, Num, 
 
 _DIM = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[1-9][0-9]{0,8}")
 #: Functions of numbers: a matrix argument is a shape error.
-NUMBER_FUNCTIONS = frozenset(FUNCTIONS) - {"transpose", "softmax", "hadamard"}
+NUMBER_FUNCTIONS = frozenset(FUNCTIONS) - {"transpose", "softmax", "Hadamard"}
 
 
 class ShapeError(ValueError):
@@ -249,7 +249,7 @@ def _call(node: Call, shapes: Shapes) -> Shape:
             return a
         flip = None if a.normalised is None else 1 - a.normalised
         return Shape((a.axes[1], a.axes[0]), flip, a.by)
-    if node.func == "hadamard":
+    if node.func == "Hadamard":
         return _elementwise(node, node.args[0], node.args[1], args[0], args[1])
     if node.func in shapes.rowwise:
         (a,) = args

@@ -11,8 +11,8 @@ from typing import Literal, get_args
 
 Subject = Literal["spec", "formula", "shape", "claim", "equation", "number", "quiz"]
 Status = Literal["ok", "false", "unproven", "error", "timeout", "crashed", "missing", "skipped"]
-SUBJECTS: tuple[str, ...] = get_args(Subject)
-STATUSES: tuple[str, ...] = get_args(Status)
+SUBJECTS: tuple[Subject, ...] = get_args(Subject)
+STATUSES: tuple[Status, ...] = get_args(Status)
 #: Statuses that say something about the machine or the moment, not about the maths.
 VOLATILE: frozenset[str] = frozenset({"timeout", "crashed"})
 

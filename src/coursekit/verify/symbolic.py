@@ -107,10 +107,6 @@ def to_sympy(node: Node, table: SymbolTable) -> SympyExpr:
             return 1 / (1 + sp.exp(-args[0]))
         if f == "ln":
             return sp.log(args[0])
-        if f in ("transpose", "softmax", "hadamard"):
-            # Opaque to sympy: the shapes are checked by coursekit.verify.shapes, and two texts
-            # showing the same transpose or softmax still build the same expression.
-            return sp.Function(f)(*args)
         fn = {
             "sqrt": sp.sqrt,
             "exp": sp.exp,
@@ -124,7 +120,11 @@ def to_sympy(node: Node, table: SymbolTable) -> SympyExpr:
             "ceiling": sp.ceiling,
             "Max": sp.Max,
             "Min": sp.Min,
-        }[f]
+        }.get(f)
+        if fn is None:
+            # A function the reader's LaTeX applies (softmax, Sum, transpose, Indexed, ...):
+            # kept as an unevaluated application, so equal shapes compare equal, and no more.
+            return sp.Function(f)(*args)
         return fn(*args)
 
     return go(node)

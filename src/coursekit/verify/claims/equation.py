@@ -39,6 +39,13 @@ def check_equation_latex(
         sides = parse_latex_sides(latex, limits=ctx.limits)
     except FormulaError as exc:
         return CheckResult("error", exc.message, offset=exc.offset, field=exc.source)
+    for side in sides:
+        if side.relation not in {"", "="}:
+            return CheckResult(
+                "error",
+                f"relation {side.relation} is not checked against a formula: only '=' chains are",
+                offset=side.offset,
+            )
     shown = [
         s
         for s in sides

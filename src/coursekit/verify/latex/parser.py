@@ -1,69 +1,143 @@
 """The recursive-descent grammar of the LaTeX maths subset (see :mod:`coursekit.verify.latex`),
-producing :mod:`coursekit.verify.tree` nodes with exact offsets.
+producing :mod:`coursekit.verify.tree` nodes with exact offsets: sums and products here, a
+statement's sides and relations (``=``, ``<``, ``\\le``, ``\\in \\mathbb{R}^{a \\times b}``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coursekit.verify.latex.atoms import Atoms
-from coursekit.verify.latex.tokens import (
-    FUNCTION_MACROS,
-    GREEK,
-    MUL_MACROS,
-    Tok,
-    identifier,
+from coursekit.latex_macros import ACCENT_PREFIX, STYLE_PREFIX
+from coursekit.verify.latex.atoms import PAIRS
+from coursekit.verify.latex.operators import BIG_OPERATORS
+from coursekit.verify.latex.scripts import Scripts
+from coursekit.verify.latex.tokens import FUNCTION_MACROS, GREEK, MUL_MACROS
+from coursekit.verify.tree import BinOp, Call, Neg, Node, Num
+
+RELATION_CHARS = {"=": "=", "<": "<", ">": ">"}
+RELATION_MACROS = {
+    "le": "\\le",
+    "leq": "\\le",
+    "leqslant": "\\le",
+    "ge": "\\ge",
+    "geq": "\\ge",
+    "geqslant": "\\ge",
+    "approx": "\\approx",
+    "propto": "\\propto",
+    "ne": "\\neq",
+    "neq": "\\neq",
+    "ll": "\\ll",
+    "gg": "\\gg",
+    "in": "\\in",
+    "coloneqq": "=",
+    "triangleq": "=",
+}
+SPACES = frozenset("RNZC")
+_FACTOR_MACROS = frozenset(
+    {"frac", "dfrac", "tfrac", "sqrt", "left", "pi", "{", "nabla", "partial", *BIG_OPERATORS}
 )
-from coursekit.verify.tree import BinOp, Name, Neg, Node
 
 
 @dataclass(frozen=True)
 class Side:
-    """One side of an ``=`` chain: an expression, or a label (``node is None``)."""
+    """One side of a chain of relations: an expression, or a label (``node is None``).
+
+    ``relation`` joins it to the side before (``""`` for the first side): ``=``, ``<``, ``>``,
+    ``\\le``, ``\\ge``, ``\\approx``, ``\\propto``, ``\\neq``, ``\\ll``, ``\\gg`` or ``\\in``.
+    A ``\\in`` side is a space, not an expression: ``space`` is its letter (``R``) and ``shape``
+    the dimensions of ``\\mathbb{R}^{a \\times b}`` (``()`` for ``\\mathbb{R}``).
+    """
 
     node: Node | None
     offset: int
     source: str
+    relation: str = ""
+    space: str | None = None
+    shape: tuple[Node, ...] | None = None
 
 
-class _Parser(Atoms):
+class _Parser(Scripts):
     """The grammar: one method per rule, each consuming tokens and returning a tree node."""
 
     def sides(self) -> list[Side]:
         out: list[Side] = []
+        relation = ""
         while True:
             start = self.tok.offset
-            if self.is_label():
-                out.append(Side(None, start, self.text[start : self.tok.offset].strip()))
+            if relation == "\\in":
+                out.append(self.membership(start))
+            elif self.is_label():
+                out.append(Side(None, start, self.source(start), relation))
             else:
                 node = self.expr()
-                out.append(Side(node, start, self.text[start : self.tok.offset].strip()))
-            if self.is_char("="):
-                self.advance()
-                continue
-            if self.tok.kind != "end":
-                t = self.tok
-                if t.kind == "cmd" and t.value in {
-                    "approx",
-                    "le",
-                    "leq",
-                    "ge",
-                    "geq",
-                    "ne",
-                    "neq",
-                    "sim",
-                    "propto",
-                }:
-                    raise self.fail(f"relation \\{t.value} is not checked: only '=' chains are")
-                if t.kind == "char" and t.value in "<>":
-                    raise self.fail(f"relation '{t.value}' is not checked: only '=' chains are")
-                if self.is_char("}") or self.is_char(")") or self.is_char("]"):
-                    raise self.fail(f"unbalanced '{t.value}'")
-                raise self.fail(f"unexpected {self.found()[len(', found ') :]}")
-            return out
+                out.append(Side(node, start, self.source(start), relation))
+            found = self.relation()
+            if found is None:
+                return out
+            relation = found
+
+    def relation(self) -> str | None:
+        """The relation after a side (consumed), or None at the end; anything else is refused."""
+        t = self.tok
+        if t.kind == "end":
+            return None
+        if t.kind == "char" and t.value in RELATION_CHARS:
+            self.advance()
+            return RELATION_CHARS[t.value]
+        if self.is_char(":") and self.is_char("=", self.peek()):
+            self.i += 2
+            return "="
+        if t.kind == "cmd" and t.value in RELATION_MACROS:
+            self.advance()
+            return RELATION_MACROS[t.value]
+        if self.is_char("}") or self.is_char(")") or self.is_char("]"):
+            raise self.fail(f"unbalanced '{t.value}'")
+        if self.is_char(","):
+            raise self.fail("a list separated by ',' is not supported: one statement per display")
+        if t.kind == "cmd":
+            raise self.fail(f"LaTeX command \\{t.value} is not supported here")
+        raise self.fail(f"unexpected {self.found()[len(', found ') :]}")
+
+    def membership(self, start: int) -> Side:
+        """``\\in \\mathbb{R}^{n \\times d}``: the space and its shape."""
+        if not self.is_cmd("mathbb"):
+            raise self.fail(
+                f"membership in {self.found()[len(', found ') :]} is not supported: only "
+                "\\in \\mathbb{R}^{…}"
+            )
+        self.advance()
+        braced = self.is_char("{")
+        if braced:
+            self.advance()
+        letter = self.advance()
+        if not (letter.kind == "char" and letter.value in SPACES):
+            raise self.fail("membership in \\mathbb{…} other than R, N, Z or C", letter)
+        if braced:
+            self.expect_char("}")
+        if self.is_char("_"):
+            raise self.fail("a restricted space \\mathbb{R}_{…} is not supported")
+        shape: tuple[Node, ...] = ()
+        if self.is_char("^"):
+            self.advance()
+            shape = self.dimensions()
+        return Side(None, start, self.source(start), "\\in", letter.value, shape)
+
+    def dimensions(self) -> tuple[Node, ...]:
+        if not self.is_char("{"):
+            return (self.argument("\\mathbb{R}^"),)
+        self.advance()
+        saved = self.dims
+        self.dims = True
+        dims = [self.expr()]
+        while self.is_cmd("times"):
+            self.advance()
+            dims.append(self.expr())
+        self.dims = saved
+        self.expect_char("}")
+        return tuple(dims)
 
     def is_label(self) -> bool:
-        """A side made only of a text macro (optionally with a subscript), ending at '=' or end."""
+        """A side made only of a text macro (optionally with a subscript), ending a side."""
         j = self.i
         if self.toks[j].kind != "text":
             return False
@@ -71,16 +145,10 @@ class _Parser(Atoms):
         if self.is_char("_", self.toks[j]):
             j += 1
             if self.is_char("{", self.toks[j]):
-                depth = 0
-                while self.toks[j].kind != "end":
-                    if self.is_char("{", self.toks[j]):
-                        depth += 1
-                    elif self.is_char("}", self.toks[j]):
-                        depth -= 1
-                        if depth == 0:
-                            j += 1
-                            break
-                    j += 1
+                j = self.close_of(j)
+                if self.toks[j].kind == "end":  # unbalanced: let expr() say so
+                    return False
+                j += 1
             elif self.toks[j].kind == "end":  # a dangling '_': let expr() say what is missing
                 return False
             else:
@@ -93,6 +161,8 @@ class _Parser(Atoms):
 
     def expr(self) -> Node:
         start = self.tok
+        if self.is_cmd("pm") or self.is_cmd("mp"):
+            raise self.fail(f"\\{start.value} (two values at once) is not supported")
         if self.is_char("-") or self.is_char("+"):
             neg = self.advance().value == "-"
             first = self.term()
@@ -103,18 +173,25 @@ class _Parser(Atoms):
             op = self.advance()
             rhs = self.term()
             node = BinOp("+" if op.value == "+" else "-", node, rhs, op.offset)
+        if self.is_cmd("pm") or self.is_cmd("mp"):
+            raise self.fail(f"\\{self.tok.value} (two values at once) is not supported")
         return node
 
     def term(self) -> Node:
         node = self.product()
         while True:
             t = self.tok
+            if self.dims and self.is_cmd("times"):
+                return node  # \mathbb{R}^{a \times b}: the times separates dimensions
             if self.is_char("*") or (t.kind == "cmd" and t.value in MUL_MACROS):
                 self.advance()
                 node = BinOp("*", node, self.signed_product(), t.offset)
             elif self.is_char("/") or self.is_cmd("div"):
                 self.advance()
                 node = BinOp("/", node, self.signed_product(), t.offset)
+            elif self.is_cmd("odot"):
+                self.advance()
+                node = Call("Hadamard", (node, self.signed_product()), t.offset)
             else:
                 return node
 
@@ -127,88 +204,40 @@ class _Parser(Atoms):
     def starts_factor(self) -> bool:
         t = self.tok
         if t.kind == "char":
+            if t.value == "|":
+                return self.abs_depth == 0
             return (t.value.isalnum() and t.value.isascii()) or t.value in "([{"
         if t.kind == "text":
             return True
-        if t.kind == "cmd":
-            return (
-                t.value in GREEK
-                or t.value in FUNCTION_MACROS
-                or t.value in {"frac", "dfrac", "tfrac", "sqrt", "left", "pi", "{"}
-            )
-        return False
+        if t.kind != "cmd":
+            return False
+        if t.value == "|":
+            return self.norm_depth == 0
+        return (
+            t.value in GREEK
+            or t.value in FUNCTION_MACROS
+            or t.value in _FACTOR_MACROS
+            or t.value in STYLE_PREFIX
+            or t.value in ACCENT_PREFIX
+            or t.value in PAIRS
+        )
 
     def product(self) -> Node:
         if not self.starts_factor():
             t = self.tok
-            if t.kind == "cmd" and t.value not in MUL_MACROS | {"div", "right", "}"}:
+            if t.kind == "cmd" and t.value not in MUL_MACROS | {"div", "right", "}", "odot"}:
                 raise self.fail(f"LaTeX command \\{t.value} is not supported here")
             raise self.fail(f"expected an expression{self.found()}")
         node = self.factor()
+        last = node
         while self.starts_factor():
             t = self.tok
-            node = BinOp("*", node, self.factor(), t.offset)
+            if isinstance(last, Num) and t.kind == "char" and t.value.isdigit():
+                raise self.fail(
+                    f"two numbers side by side ({self.source(last.offset, t.offset + 1)}…): "
+                    "write 262{,}144 for one number or \\cdot for a product",
+                    t,
+                )
+            last = self.factor()
+            node = BinOp("*", node, last, t.offset)
         return node
-
-    def factor(self) -> Node:
-        start = self.tok
-        base, nameable = self.atom()
-        sub: tuple[str, Tok] | None = None
-        sup: Node | None = None
-        while self.is_char("_") or self.is_char("^") or self.is_char("'"):
-            t = self.advance()
-            if t.value == "'":
-                raise self.fail("primes are not supported; name the symbol with a subscript", t)
-            if t.value == "_":
-                if sub is not None:
-                    raise self.fail("double subscript", t)
-                sub = (self.subscript(), t)
-            else:
-                if sup is not None:
-                    raise self.fail("double superscript", t)
-                sup = self.argument("^")
-        if sub is not None:
-            if not (nameable and isinstance(base, Name)):
-                raise self.fail("a subscript must follow a letter or a name", sub[1])
-            base = Name(f"{base.id}_{sub[0]}", base.offset)
-        if sup is not None:
-            base = BinOp("**", base, sup, start.offset)
-        return base
-
-    def subscript(self) -> str:
-        t = self.tok
-        if t.kind == "char" and t.value.isascii() and t.value.isalnum():
-            self.advance()
-            return t.value
-        if t.kind == "cmd" and t.value in GREEK:
-            self.advance()
-            return GREEK[t.value]
-        if t.kind == "text":
-            self.advance()
-            ident = identifier(t.content)
-            if ident is None:
-                raise self.fail(f"subscript text {t.content!r} is not an identifier", t)
-            return ident
-        if self.is_char("{"):
-            self.advance()
-            parts: list[str] = []
-            while not self.is_char("}"):
-                u = self.tok
-                if u.kind == "char" and u.value.isascii() and u.value.isalnum():
-                    parts.append(u.value)
-                elif u.kind == "cmd" and u.value in GREEK:
-                    parts.append(GREEK[u.value])
-                elif u.kind == "text" and identifier(u.content):
-                    parts.append(identifier(u.content) or "")
-                elif u.kind == "end":
-                    raise self.fail("unbalanced '{' in subscript", t)
-                else:
-                    raise self.fail(
-                        "a subscript may hold only letters, digits and Greek letters", u
-                    )
-                self.advance()
-            self.advance()
-            if not parts:
-                raise self.fail("empty subscript", t)
-            return "".join(parts)
-        raise self.fail(f"expected a subscript{self.found()}")
