@@ -305,3 +305,15 @@ def test_a_display_whose_shapes_do_not_fit_is_false_with_the_shapes() -> None:
     res = check_equation_latex("QK", "scores", ctx, name="scores")
     assert res.status == "false" and "Q is T×d_k, K is T×d_k" in res.message
     assert check_equation_latex("T d_k", "T*d_k", ctx).status == "ok"
+
+
+def test_the_readers_latex_is_shape_checked_and_its_other_constructs_left_alone() -> None:
+    from coursekit.verify import parse_latex
+    from coursekit.verify.shapes import shape_misfit
+
+    s = shapes()
+    good = r"\mathrm{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right) V"
+    assert infer(parse_latex(good), s).text() == "T×d_v"
+    assert "needs K transposed" in (shape_misfit(parse_latex(r"QK"), s) or "")
+    assert "wrong axis" in (shape_misfit(parse_latex(r"\mathrm{softmax}(KQ^\top) V"), s) or "")
+    assert shape_misfit(parse_latex(r"\sum_{j=1}^{T} Q"), s) is None  # a sum: not judged

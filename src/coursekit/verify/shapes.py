@@ -46,6 +46,11 @@ class ShapeError(ValueError):
         self.offset = offset
 
 
+class _Opaque(Exception):
+    """A construct only the LaTeX reader makes (a sum, an index, a label): its shape is unknown,
+    so the expression is not judged (never a false alarm)."""
+
+
 class _Upstream(Exception):
     """A formula used here has a shape error of its own (reported there, not twice)."""
 
@@ -249,6 +254,8 @@ def _call(node: Call, shapes: Shapes) -> Shape:
             return a
         flip = None if a.normalised is None else 1 - a.normalised
         return Shape((a.axes[1], a.axes[0]), flip, a.by)
+    if node.func not in FUNCTIONS and node.func not in shapes.rowwise:
+        raise _Opaque(node.func)
     if node.func == "Hadamard":
         return _elementwise(node, node.args[0], node.args[1], args[0], args[1])
     if node.func in shapes.rowwise:
@@ -433,6 +440,8 @@ def shape_misfit(node: Node, shapes: Shapes) -> str | None:
         infer_text(node, shapes)
     except ShapeError as exc:
         return exc.message
+    except _Opaque:
+        return None
     return None
 
 
