@@ -1,4 +1,4 @@
-"""CK814/CK815 and the shape claim, on a small course whose notation declares matrix shapes.
+"""CK823/CK824 and the shape claim, on a small course whose notation declares matrix shapes.
 
 Each planted error is one edit of a correct lesson and must fail with both shapes named, at the
 line of the formula (or claim) that holds it.
@@ -71,13 +71,13 @@ def line_in(path: Path, needle: str) -> int:
 
 
 def test_the_rules_are_registered_with_docs() -> None:
-    for code, name in (("CK814", "shape-mismatch"), ("CK815", "shape-notation")):
+    for code, name in (("CK823", "shape-mismatch"), ("CK824", "shape-notation")):
         rule = REGISTRY[code]
         assert rule.name == name and rule.family == "formulas"
         assert "Fails:" in rule.doc and "Passes:" in rule.doc
 
 
-@pytest.mark.parametrize("code", ["CK801", "CK804", "CK805", "CK807", "CK808", "CK814", "CK815"])
+@pytest.mark.parametrize("code", ["CK801", "CK804", "CK805", "CK807", "CK808", "CK823", "CK824"])
 def test_the_correct_lesson_passes(tiny_course: Path, code: str) -> None:
     write(tiny_course)
     assert findings(tiny_course, code) == []
@@ -110,8 +110,8 @@ def test_planted_shape_errors_fail_with_the_shapes_named(
     tiny_course: Path, change: tuple[str, str], needle: str, named: list[str]
 ) -> None:
     write(tiny_course, FRONT.replace(*change))
-    found = findings(tiny_course, "CK814")
-    assert found, "expected CK814"
+    found = findings(tiny_course, "CK823")
+    assert found, "expected CK823"
     (first,) = found
     assert first.location.line == line_in(tiny_course.parent / LESSON_PATH, needle)
     for part in named:
@@ -139,7 +139,7 @@ def test_a_wrong_claimed_shape_is_a_false_claim_naming_both(tiny_course: Path) -
     assert "shape claim 'out-shape' is false" in found.message
     assert "T×d_v" in found.message and "T×d_k" in found.message
     assert found.location.line == line_in(tiny_course.parent / LESSON_PATH, "id: out-shape")
-    assert findings(tiny_course, "CK814") == []
+    assert findings(tiny_course, "CK823") == []
 
 
 def test_a_wrong_count_is_a_false_value_claim(tiny_course: Path) -> None:
@@ -160,7 +160,7 @@ def test_a_wrong_count_is_a_false_value_claim(tiny_course: Path) -> None:
 )
 def test_notation_that_cannot_apply(tiny_course: Path, old: str, new: str, says: str) -> None:
     write(tiny_course, notation=NOTATION.replace(old, new))
-    (found,) = findings(tiny_course, "CK815")
+    (found,) = findings(tiny_course, "CK824")
     assert says in found.message
     assert found.location.path.endswith("chapter.yaml")
     assert found.location.line == line_in(tiny_course / CHAPTER_PATH, new)

@@ -4,7 +4,7 @@ A notation entry may say `shape: [T, d_k]` (with `axes: [queries, features]`, wh
 indexes) or, for a function, `rowwise: true`. A lesson sees the course-wide table, the tables of
 the apparatus entries its chapter links and its chapter's table, in that order, as for
 assumptions (coursekit.rules._assume); a later declaration of a symbol replaces an earlier one.
-Declarations that cannot apply are reported (CK815) and left out of what the verifier sees.
+Declarations that cannot apply are reported (CK824) and left out of what the verifier sees.
 """
 
 from __future__ import annotations

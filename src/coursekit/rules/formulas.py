@@ -333,7 +333,7 @@ def check_crashed(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK813", "{what}: the check crashed: {message}")
 
 
-@rule("CK814", "shape-mismatch")
+@rule("CK823", "shape-mismatch")
 def shape_mismatch(ctx: Context) -> Iterator[Finding]:
     """A formula's matrix shapes do not fit: a product whose inner dimensions differ, a sum of
     two shapes, a function of numbers (`sqrt`, `exp`) applied to a matrix, or a row-wise function
@@ -350,10 +350,10 @@ def shape_mismatch(ctx: Context) -> Iterator[Finding]:
     Passes:
         formulas: {scores: Q*K.T}
     """
-    yield from _report(ctx, "CK814", "{what}: {message}")
+    yield from _report(ctx, "CK823", "{what}: {message}")
 
 
-@rule("CK815", "shape-notation")
+@rule("CK824", "shape-notation")
 def shape_notation(ctx: Context) -> Iterator[Finding]:
     """A notation entry's `shape`, `axes` or `rowwise` cannot apply: the symbol is not one name
     a formula can use, a dimension is not a symbol or a positive whole number, a shape has more
