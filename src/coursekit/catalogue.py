@@ -70,6 +70,8 @@ RULE_NAMES: dict[str, str] = {
     "CK811": "equation-unknown",
     "CK812": "quiz-answer-mismatch",
     "CK813": "check-crashed",
+    "CK823": "shape-mismatch",
+    "CK824": "shape-notation",
     "CK901": "program-error",
     "CK902": "program-timeout",
     "CK903": "program-memory",

@@ -51,7 +51,7 @@ so it is [6]{claim=c}.
 
 
 def test_the_verifier_enumerates_what_it_returns() -> None:
-    assert set(SUBJECTS) == {"spec", "formula", "claim", "equation", "number", "quiz"}
+    assert set(SUBJECTS) == {"spec", "formula", "shape", "claim", "equation", "number", "quiz"}
     assert {"ok", "false", "unproven", "error", "timeout", "crashed", "missing", "skipped"} <= set(
         STATUSES
     )
@@ -105,7 +105,7 @@ def test_each_maths_pair_is_reported_by_its_rule_alone(
     maths_ctx: Any, monkeypatch: pytest.MonkeyPatch, subject: Subject, status: Status
 ) -> None:
     ctx, lesson, equations, numbers = maths_ctx
-    key = {"formula": "f", "equation": "f", "spec": "assume"}.get(subject, "c")
+    key = {"formula": "f", "shape": "f", "equation": "f", "spec": "assume"}.get(subject, "c")
     verdict = Verdict(subject, key, 0, status, "what happened")
     maths = formulas.LessonMaths(lesson, equations, numbers, [(0, "c")], [verdict])
     monkeypatch.setattr(formulas, "lesson_maths", lambda _ctx: [maths])

@@ -33,6 +33,28 @@ class NotationEntry(Node):
             "(e.g. [positive, integer] for a count), as if each lesson's `assume` said it."
         ),
     )
+    shape: list[str | int] | None = Field(
+        default=None,
+        description=(
+            "The symbol is a matrix of this shape, e.g. [T, d_k] (T rows, d_k columns; each "
+            "dimension a symbol or a whole number); [d] is a column; a scalar has none. "
+            "Every formula using it is shape-checked."
+        ),
+    )
+    axes: list[str] | None = Field(
+        default=None,
+        description=(
+            "What each axis of `shape` indexes, e.g. [queries, features]: products and "
+            "row-wise functions must then sum over matching axes."
+        ),
+    )
+    rowwise: bool = Field(
+        default=False,
+        description=(
+            "The symbol is a function applied row by row (e.g. '\\mathrm{softmax}'): it keeps "
+            "a matrix's shape and normalises each row over the columns."
+        ),
+    )
 
 
 class Strand(Node):
@@ -166,7 +188,7 @@ class Claim(Node):
     """A statement about declared formulas that sympy checks (see `coursekit explain CK8`)."""
 
     id: str
-    kind: Literal["identity", "solve", "value", "order", "inequality"]
+    kind: Literal["identity", "solve", "value", "order", "inequality", "shape"]
     expr: str | None = None
     lhs: str | None = None
     rhs: str | None = None
@@ -180,6 +202,23 @@ class Claim(Node):
     digits: int | None = None
     solutions: list[Scalar] = Field(default_factory=list)
     order: str | None = None
+    shape: list[str | int] | None = Field(
+        default=None, description="A shape claim's dimensions, e.g. [T, d_v] ([] for a scalar)."
+    )
+    axes: list[str] | None = Field(
+        default=None, description="A shape claim's axes, e.g. [queries, values] (optional)."
+    )
+    cost: str | None = Field(
+        default=None,
+        description=(
+            "value/order (or identity, as lhs): count the multiply-adds of this expression's "
+            "matrix products."
+        ),
+    )
+    memory: str | None = Field(
+        default=None,
+        description="value/order (or identity, as lhs): count the entries of this expression's value.",
+    )
     note: str | None = None
 
 

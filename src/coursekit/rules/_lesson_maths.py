@@ -14,7 +14,7 @@ from typing import Any
 
 from coursekit.markdown import scan
 from coursekit.model.tree import Course, Lesson
-from coursekit.rules import _assume
+from coursekit.rules import _assume, _shapes
 from coursekit.rules.base import Context
 from coursekit.rules.outcomes import kept
 
@@ -107,6 +107,10 @@ def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
         (NAMESPACE, "assume", lesson.chapter_id),
         lambda: _assume.inherited(ctx.course, ctx.course.chapters.get(lesson.chapter_id)),
     )
+    shaped = ctx.course.derive(
+        (NAMESPACE, "shapes", lesson.chapter_id),
+        lambda: _shapes.inherited(ctx.course, ctx.course.chapters.get(lesson.chapter_id)),
+    )
     spec = MathsSpec.build(
         assume=_assume.merged(meta.assume.model_dump(), notation),
         formulas=dict(meta.formulas),
@@ -116,6 +120,8 @@ def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
         quiz=[
             (claim, _num(meta.quiz[q].answer), _num(meta.quiz[q].margin or 0)) for q, claim in quiz
         ],
+        shapes=shaped.shapes,
+        rowwise=shaped.rowwise,
     )
     timeout = float(ctx.config.limits.sympy_seconds)
     memory_mb = int(ctx.config.limits.sympy_memory_mb)

@@ -38,6 +38,7 @@ _CLAIM_TARGET = {
     "value": "value",
     "order": "order",
     "inequality": "op",
+    "shape": "shape",
 }
 
 
@@ -93,7 +94,7 @@ def verdict_loc(course: Course, maths: LessonMaths, v: Any) -> Location:
     """Where a verdict points: the offending text when it has an offset, else its owner."""
     lesson, meta = maths.lesson, maths.lesson.meta
     error = v.status == "error"
-    if v.subject == "formula":
+    if v.subject in ("formula", "shape"):
         return value_loc(course, meta, ("formulas", v.key), v.offset or 0)
     if v.subject == "claim":
         return claim_loc(

@@ -17,7 +17,7 @@ from typing import Any
 
 from coursekit.diagnostics import Severity
 from coursekit.hints import did_you_mean
-from coursekit.rules import _assume
+from coursekit.rules import _assume, _shapes
 from coursekit.rules._lesson_maths import NAMESPACE, LessonMaths, lesson_maths, scan_body
 from coursekit.rules._maths_where import claim_loc, subject_name, value_loc, verdict_loc
 from coursekit.rules.base import Context, Finding, rule
@@ -50,10 +50,11 @@ def _report(ctx: Context, code: str, says: str = "{what}: {message}") -> Iterato
 def formula_syntax(ctx: Context) -> Iterator[Finding]:
     """A formula, or a formula-valued field of a claim, is not accepted by the formula parser.
 
-    Formulas are Python syntax read by a whitelist: numbers, names, `+ - * / **`, unary minus and
-    calls to sqrt, exp, log, ln, sin, cos, tan, tanh, sigmoid, Abs, floor, ceiling, Max, Min.
-    Nothing is evaluated; attribute access, strings, lambdas, comprehensions, `^`, exponents
-    above 1000 and texts over 2000 characters are refused. Formulas that refer to each other in
+    Formulas are Python syntax read by a whitelist: numbers, names, `+ - * / **`, unary minus,
+    calls to sqrt, exp, log, ln, sin, cos, tan, tanh, sigmoid, Abs, floor, ceiling, Max, Min,
+    transpose, softmax and Hadamard, and the transpose suffix `K.T`. Nothing is evaluated;
+    other attribute access, strings, lambdas, comprehensions, `^`, exponents above 1000 and
+    texts over 2000 characters are refused. Formulas that refer to each other in
     a cycle, assumptions other than positive, nonnegative, integer and real, and a notation
     entry whose `assume` names a symbol that is not one formula name (`\\mathrm{softmax}`) are
     reported here too.
@@ -123,7 +124,8 @@ def claim_false(ctx: Context) -> Iterator[Finding]:
     Kinds: `identity` (lhs = rhs after `where`), `solve` (the solutions of `equation` for `for`
     are exactly `solutions`), `value` (exact, or within `tolerance`, or rounded to `digits`
     significant digits), `order` (Θ of `order` as the variables grow: see CK805 and
-    docs/format.md), `inequality` (`lhs op rhs` wherever `when` holds). See
+    docs/format.md), `inequality` (`lhs op rhs` wherever `when` holds), `shape` (the
+    expression has the stated shape, from the shapes the notation declares). See
     `coursekit.verify.claims` for the exact meaning.
 
     Fails:
@@ -329,3 +331,44 @@ def check_crashed(ctx: Context) -> Iterator[Finding]:
           - {id: fine, kind: identity, lhs: big, rhs: "big"}
     """
     yield from _report(ctx, "CK813", "{what}: the check crashed: {message}")
+
+
+@rule("CK823", "shape-mismatch")
+def shape_mismatch(ctx: Context) -> Iterator[Finding]:
+    """A formula's matrix shapes do not fit: a product whose inner dimensions differ, a sum of
+    two shapes, a function of numbers (`sqrt`, `exp`) applied to a matrix, or a row-wise function
+    (`softmax`) summed over the axis it did not normalise.
+
+    Shapes come from the notation (`shape: [T, d_k]`, optionally `axes: [queries, features]`;
+    `rowwise: true` for a function); every formula that uses a shaped symbol is checked, and the
+    message names both shapes and, when it is plain, the fix. A `shape` claim that is wrong is
+    a false claim (CK804).
+
+    Fails:
+        # notation: Q and K are [T, d_k]
+        formulas: {scores: Q*K}
+    Passes:
+        formulas: {scores: Q*K.T}
+    """
+    yield from _report(ctx, "CK823", "{what}: {message}")
+
+
+@rule("CK824", "shape-notation")
+def shape_notation(ctx: Context) -> Iterator[Finding]:
+    """A notation entry's `shape`, `axes` or `rowwise` cannot apply: the symbol is not one name
+    a formula can use, a dimension is not a symbol or a positive whole number, a shape has more
+    than two dimensions, `axes` does not name one role per dimension, or a row-wise symbol is not
+    a function formulas can call (`softmax`).
+
+    Fails:
+        notation:
+          - {symbol: Q, meaning: the queries, shape: [T, d_k, 2]}
+    Passes:
+        notation:
+          - {symbol: Q, meaning: the queries, shape: [T, d_k], axes: [queries, features]}
+          - {symbol: '\\mathrm{softmax}', meaning: normalised exponential, rowwise: true}
+    """
+    if ctx.options.get("formulas", True) is False:
+        return
+    for location, message in _shapes.unusable(ctx.course):
+        yield Finding(location, message)

@@ -64,6 +64,8 @@ MATHS.update(
     {
         ("spec", "error"): Outcome("CK801", E, "the assumptions cannot be read"),
         ("formula", "error"): Outcome("CK801", E, "the formula is not accepted by the parser"),
+        ("shape", "false"): Outcome("CK823", E, "the formula's matrix shapes do not fit"),
+        ("shape", "error"): Outcome("CK823", E, "the formula's shapes cannot be checked"),
         ("claim", "error"): Outcome(
             "CK807", E, "cannot be checked as written (CK801 when it points into formula text)"
         ),

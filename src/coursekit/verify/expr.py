@@ -9,9 +9,10 @@ resulting tree is walked with an explicit whitelist:
   symbol or, if declared, another formula;
 * ``+ - * / **``, unary minus and plus;
 * calls ``f(x, ...)`` where ``f`` is one of :data:`~coursekit.verify.tree.FUNCTIONS`, positional
-  arguments only.
+  arguments only;
+* the suffix ``.T`` (``K.T``), the transpose of a matrix, read as ``transpose(K)``.
 
-Everything else -- attribute access, subscripts, lambdas, comprehensions, comparisons, keyword
+Everything else -- any other attribute access, subscripts, lambdas, comprehensions, comparisons, keyword
 arguments, ``^`` -- is a :class:`FormulaError` carrying a message and the character offset of the
 offending construct.  Caps bound the text length, the node count, the size of numeric literals and
 of constant exponents (``9**9**9`` is refused before anything is computed).  Nothing is ever
@@ -200,6 +201,10 @@ class _Walker:
             return self.binop(node)
         if isinstance(node, ast.Call):
             return self.call(node)
+        if isinstance(node, ast.Attribute) and node.attr == "T":
+            # `K.T` is the transpose of K, as in numpy: the one attribute a formula may use.
+            operand, _ = self.walk(node.value)
+            return Call("transpose", (operand,), self.off(node)), None
         what = _REFUSED.get(type(node), type(node).__name__)
         raise self.fail(f"{what} not allowed in a formula", node)
 

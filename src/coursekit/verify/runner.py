@@ -39,6 +39,7 @@ from coursekit.verify.claims import (
     check_number,
     check_quiz_answer,
 )
+from coursekit.verify.claims.shape import shape_verdicts
 from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits
 from coursekit.verify.isolation import Job, run_inline, run_isolated, warm
 from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE, Status, Subject
@@ -62,6 +63,9 @@ class MathsSpec:
     equations: tuple[tuple[str, str], ...] = ()
     numbers: tuple[tuple[str, str], ...] = ()
     quiz: tuple[tuple[str, str, str], ...] = ()
+    #: (symbol, dimensions, axes or None) the notation declares, and the row-wise functions.
+    shapes: tuple[tuple[str, tuple[str, ...], tuple[str, ...] | None], ...] = ()
+    rowwise: tuple[str, ...] = ()
 
     @classmethod
     def build(
@@ -73,6 +77,8 @@ class MathsSpec:
         equations: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
         numbers: Iterable[tuple[str, str]] = (),
         quiz: Iterable[tuple[str, object, object]] = (),
+        shapes: Mapping[str, tuple[Iterable[object], Iterable[object] | None]] | None = None,
+        rowwise: Iterable[str] = (),
     ) -> MathsSpec:
         """Normalise YAML-shaped input; an unreadable claim becomes :meth:`Claim.invalid`."""
         eqs = equations.items() if isinstance(equations, Mapping) else (equations or ())
@@ -92,6 +98,11 @@ class MathsSpec:
             equations=tuple((str(k), str(v)) for k, v in eqs),
             numbers=tuple((str(c), str(t)) for c, t in numbers),
             quiz=tuple((str(c), str(a), str(m)) for c, a, m in quiz),
+            shapes=tuple(
+                (str(k), tuple(str(d) for d in dims), None if ax is None else tuple(map(str, ax)))
+                for k, (dims, ax) in sorted((shapes or {}).items())
+            ),
+            rowwise=tuple(sorted(str(f) for f in rowwise)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -102,7 +113,19 @@ class MathsSpec:
             "equations": [list(p) for p in self.equations],
             "numbers": [list(p) for p in self.numbers],
             "quiz": [list(p) for p in self.quiz],
+            **self._shapes_json(),
         }
+
+    def _shapes_json(self) -> dict[str, Any]:
+        # Absent when nothing is shaped, so a lesson without matrices keeps its fingerprint.
+        out: dict[str, Any] = {}
+        if self.shapes:
+            out["shapes"] = [
+                [k, list(d), None if a is None else list(a)] for k, d, a in self.shapes
+            ]
+        if self.rowwise:
+            out["rowwise"] = list(self.rowwise)
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MathsSpec:
@@ -113,6 +136,10 @@ class MathsSpec:
             equations=tuple((k, v) for k, v in data.get("equations", [])),
             numbers=tuple((k, v) for k, v in data.get("numbers", [])),
             quiz=tuple((c, a, m) for c, a, m in data.get("quiz", [])),
+            shapes=tuple(
+                (k, tuple(d), None if a is None else tuple(a)) for k, d, a in data.get("shapes", [])
+            ),
+            rowwise=tuple(data.get("rowwise", [])),
         )
 
     def fingerprint(self) -> str:
@@ -172,11 +199,17 @@ def verify_document(
 ) -> list[Verdict]:
     """Check everything in ``spec``; every sympy job runs under ``timeout`` seconds.
 
-    Verdicts come in a fixed order: spec, formulas, claims, equations, numbers, quiz.
+    Verdicts come in a fixed order: spec, formulas, shapes, claims, equations, numbers, quiz.
     """
     out: list[Verdict] = []
     try:
-        ctx = Context(dict(spec.assume), dict(spec.formulas), limits=limits)
+        ctx = Context(
+            dict(spec.assume),
+            dict(spec.formulas),
+            limits=limits,
+            shapes={k: (d, a) for k, d, a in spec.shapes},
+            rowwise=spec.rowwise,
+        )
     except FormulaError as exc:
         out.append(Verdict("spec", "assume", 0, "error", exc.message, field="assume"))
         out.extend(_skip_all(spec, "the assumptions have an error"))
@@ -191,6 +224,10 @@ def verify_document(
                 Verdict("formula", name, i, "error", err.message, offset=err.offset, field=name)
             )
 
+    out.extend(
+        Verdict("shape", name, i, status, message, offset=offset, field=name)
+        for name, i, status, message, offset in shape_verdicts(ctx)
+    )
     jobs, owners, pre = _plan(spec, ctx)
     if jobs and isolate:
         from coursekit.verify.symbolic import sympy_module

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-Subject = Literal["spec", "formula", "claim", "equation", "number", "quiz"]
+Subject = Literal["spec", "formula", "shape", "claim", "equation", "number", "quiz"]
 Status = Literal["ok", "false", "unproven", "error", "timeout", "crashed", "missing", "skipped"]
 SUBJECTS: tuple[Subject, ...] = get_args(Subject)
 STATUSES: tuple[Status, ...] = get_args(Status)

@@ -37,7 +37,11 @@ class SymbolTable:
     are the same symbol with the same assumptions.
     """
 
-    def __init__(self, assume: Mapping[str, Iterable[str]] | None = None):
+    def __init__(
+        self, assume: Mapping[str, Iterable[str]] | None = None, matrices: Iterable[str] = ()
+    ):
+        # A matrix is a non-commutative symbol: QK^T and K^T Q must not compare equal.
+        self.matrices = frozenset(matrices)
         self.kinds: dict[str, dict[str, bool]] = {}
         for kind, names in (assume or {}).items():
             if kind not in ASSUMPTION_KINDS:
@@ -58,7 +62,10 @@ class SymbolTable:
         if sym is None:
             sp = sympy_module()
             try:
-                sym = sp.Symbol(name, **self.kinds.get(name, {}))
+                kinds = self.kinds.get(name, {})
+                if name in self.matrices:
+                    kinds = {**kinds, "commutative": False}
+                sym = sp.Symbol(name, **kinds)
             except Exception as exc:  # sympy's InconsistentAssumptions and friends
                 raise FormulaError(
                     f"inconsistent assumptions on {name}: {exc}", 0, "", "assume"

@@ -77,8 +77,12 @@ FUNCTIONS: dict[str, tuple[int, int]] = {
     "ceiling": (1, 1),
     "Max": (2, 16),
     "Min": (2, 16),
-    # `K.T` in a formula, `K^\top` in LaTeX: one node, `Call("transpose", (K,))`.
+    # Matrices (coursekit.verify.shapes): `K.T` in a formula and `K^\top` in LaTeX are one node,
+    # `Call("transpose", (K,))`; softmax is opaque to sympy and applied row by row when the
+    # notation says so.
     "transpose": (1, 1),
+    "softmax": (1, 1),
+    "Hadamard": (2, 2),  # the entry-by-entry product A ⊙ B of two matrices of one shape
 }
 
 #: Names that denote constants rather than symbols.

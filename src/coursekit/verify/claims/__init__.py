@@ -37,6 +37,13 @@ expression of the claim, simultaneously; assumptions are the lesson's ``assume``
                ``bound: O`` checks only the upper bound.  Otherwise, with one variable, the limit
                of ``expr/order`` must be finite and positive; with several, a limit along the
                diagonal that is 0 or infinite disproves the claim, anything else is unproven.
+``shape``      ``expr`` has the shape ``shape`` (``[T, d_v]``; ``[]`` a scalar) given the shapes the
+               notation declares, and its axes index ``axes`` when given; a product that does not
+               conform, or a row-wise function over the wrong axis, makes it false
+               (:mod:`coursekit.verify.shapes`).  A ``value`` or ``order`` claim may give ``cost:``
+               (multiply-adds of the expression's matrix products) or ``memory:`` (entries of its
+               value) instead of ``expr`` (an ``identity``, instead of ``lhs``): the count,
+               derived from the shapes, is the expression.
 ``inequality`` ``lhs OP rhs`` (``op`` one of ``< <= > >=``, or ``relation: "a < b"``) holds for
                every value of the symbols allowed by the assumptions and the ``when`` conditions
                (e.g. ``T < d``).  Proven by the sign of the factored difference (each factor's
@@ -50,12 +57,14 @@ expression of the claim, simultaneously; assumptions are the lesson's ``assume``
 
 Layout: ``model`` (:class:`Claim`, :class:`CheckResult`), ``numbers`` (number reading and
 rounding), ``context`` (:class:`Context` and the sympy helpers every kind shares), one module per
-claim kind (``identity``, ``solve``, ``value``, ``order``, ``inequality``), and ``equation`` (the
+claim kind (``identity``, ``solve``, ``value``, ``order``, ``inequality``, ``shape``), and ``equation`` (the
 reader's LaTeX against a declared formula).  This module only dispatches a claim to its kind; a
 new kind is a new module here plus an entry in ``_CHECKERS`` and ``model.CLAIM_KINDS``.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from coursekit.verify.claims.context import Context
 from coursekit.verify.claims.equation import check_equation_latex
@@ -81,6 +90,7 @@ from coursekit.verify.claims.numbers import (
     value_text,
 )
 from coursekit.verify.claims.order import check_order
+from coursekit.verify.claims.shape import check_shape, counted, numbers_only
 from coursekit.verify.claims.solve import check_solve
 from coursekit.verify.claims.value import check_value
 from coursekit.verify.expr import FormulaError
@@ -91,6 +101,7 @@ _CHECKERS = {
     "value": check_value,
     "order": check_order,
     "inequality": check_inequality,
+    "shape": check_shape,
 }
 
 
@@ -102,7 +113,15 @@ def check_claim(ctx: Context, claim: Claim) -> CheckResult:
     if checker is None:
         return CheckResult("error", f"unknown claim kind {claim.kind!r}", field="kind")
     try:
-        return checker(ctx, claim)
+        says = ""
+        if claim.cost is not None or claim.memory is not None:
+            claim, says = counted(ctx, claim)
+        if claim.kind != "shape":
+            refused = numbers_only(ctx, claim)
+            if refused is not None:
+                return refused
+        res = checker(ctx, claim)
+        return dataclasses.replace(res, message=says + res.message) if says else res
     except FormulaError as exc:
         return CheckResult("error", exc.message, offset=exc.offset, field=exc.source)
     except ClaimError as exc:

@@ -15,6 +15,7 @@ from coursekit.verify.claims.model import (
 from coursekit.verify.claims.numbers import show, value_text
 from coursekit.verify.declared import expand, parse_formulas
 from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits, parse_formula
+from coursekit.verify.shapes import Shape, ShapeError, Shapes, declared_shape
 from coursekit.verify.symbolic import SymbolTable, SympyExpr, sympy_module, to_sympy
 from coursekit.verify.tree import Name, Node, first_offset, free_names
 
@@ -32,12 +33,28 @@ class Context:
         *,
         limits: Limits = DEFAULT_LIMITS,
         seed: int = 20240601,
+        shapes: Mapping[str, tuple[Sequence[str], Sequence[str] | None]] | None = None,
+        rowwise: Iterable[str] = (),
     ):
         self.limits = limits
-        self.table = SymbolTable(assume)
+        matrices = [
+            name
+            for name, (dims, _) in (shapes or {}).items()
+            if list(dims) not in ([], ["1"], ["1", "1"])
+        ]
+        self.table = SymbolTable(assume, matrices)
         self.texts = dict(formulas or {})
         self.trees, self.errors = parse_formulas(self.texts, limits=limits)
         self.seed = seed
+        self.declared: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {}
+        symbols: dict[str, Shape] = {}
+        for name, (dims, axes) in (shapes or {}).items():
+            try:
+                symbols[name] = declared_shape(dims, axes)
+            except ShapeError as exc:
+                raise FormulaError(f"shape of {name}: {exc.message}", 0, "", "shapes") from None
+            self.declared[name] = (tuple(dims), None if axes is None else tuple(axes))
+        self.shapes = Shapes(symbols, rowwise, self.trees)
 
     def node(self, text: str, field: str) -> Node:
         try:

@@ -14,6 +14,7 @@ from coursekit.verify.claims.model import (
 from coursekit.verify.declared import expand
 from coursekit.verify.expr import FormulaError
 from coursekit.verify.latex import parse_latex_sides
+from coursekit.verify.shapes import shape_misfit
 from coursekit.verify.symbolic import sympy_module, to_sympy
 from coursekit.verify.tree import Name, first_offset, free_names
 
@@ -64,6 +65,11 @@ def check_equation_latex(
             e = to_sympy(expand(side.node, ctx.trees, limits=ctx.limits), ctx.table)
         except FormulaError as exc:
             return CheckResult("error", exc.message, offset=exc.offset)
+        misfit = shape_misfit(side.node, ctx.shapes)
+        if misfit is not None:  # sympy cannot see it: matrices are opaque symbols there
+            return CheckResult(
+                "false", f"the equation shows {side.source}: {misfit}", offset=side.offset
+            )
         diff = sp.simplify(sp.cancel(e - target))
         if diff == 0:
             continue

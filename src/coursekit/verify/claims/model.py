@@ -12,7 +12,7 @@ from typing import Any
 
 from coursekit.verify.status import Status
 
-CLAIM_KINDS = ("identity", "solve", "value", "order", "inequality")
+CLAIM_KINDS = ("identity", "solve", "value", "order", "inequality", "shape")
 RELATIONS = ("<=", ">=", "<", ">")
 
 
@@ -67,6 +67,10 @@ class Claim:
     variables: tuple[str, ...] | None = None
     op: str | None = None
     when: tuple[str, ...] = ()
+    shape: tuple[str, ...] | None = None  # a shape claim's dimensions ([] for a scalar)
+    axes: tuple[str, ...] | None = None  # and, optionally, what each axis indexes
+    cost: str | None = None  # value/order: count the multiply-adds of this expression's products
+    memory: str | None = None  # value/order: count the entries of this expression's value
     error: str | None = None  # set for a claim that could not be read (see :meth:`invalid`)
     error_field: str | None = None
 
@@ -107,7 +111,11 @@ class Claim:
         out: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            if v is None or v == () or (f.name == "bound" and v == "theta"):
+            if (
+                v is None
+                or (v == () and f.name not in ("shape", "axes"))
+                or (f.name == "bound" and v == "theta")
+            ):
                 continue
             out[f.name] = (
                 [list(p) for p in v]
@@ -119,7 +127,7 @@ class Claim:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Claim:
         kw = dict(data)
-        for name in ("solutions", "variables", "when"):
+        for name in ("solutions", "variables", "when", "shape", "axes"):
             if name in kw:
                 kw[name] = tuple(kw[name])
         if "where" in kw:
@@ -130,7 +138,7 @@ class Claim:
 def _read_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     """The claim's fields other than id and kind, checked in a fixed order (the first error wins)."""
     kw: dict[str, Any] = {}
-    for name in ("lhs", "rhs", "expr", "equation", "value", "order"):
+    for name in ("lhs", "rhs", "expr", "equation", "value", "order", "cost", "memory"):
         if data.get(name) is not None:
             kw[name] = _text(data[name], name)
     var = data.get("for", data.get("var"))
@@ -154,9 +162,21 @@ def _read_fields(data: Mapping[str, Any]) -> dict[str, Any]:
         kw["bound"] = data["bound"]
     if data.get("variables") is not None:
         kw["variables"] = tuple(str(v) for v in _texts(data["variables"], "variables"))
+    kw.update(_dimensions(data))
     kw.update(_relation(data))
     if data.get("when") is not None:
         kw["when"] = _texts(data["when"], "when")
+    return kw
+
+
+def _dimensions(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A shape claim's ``shape`` and ``axes``, as tuples of text."""
+    kw: dict[str, Any] = {}
+    for name in ("shape", "axes"):
+        if data.get(name) is not None:
+            if not isinstance(data[name], (list, tuple)):
+                raise ClaimError(f"{name} must be a list such as [T, d_k]", name)
+            kw[name] = tuple(_text(v, name) for v in data[name])
     return kw
 
 
