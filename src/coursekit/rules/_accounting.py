@@ -1,0 +1,397 @@
+"""The account of every number, display equation and order of growth a chapter shows.
+
+One pass per chapter, shared by the CK814-CK822 rules (`coursekit.rules.numbers`), the
+statistics and `coursekit fix`. Each item is *checked* (tied to a claim, or arithmetic evaluated
+exactly), *given* (a value some claim's `where`, a quiz answer or the lesson's `given:` list
+states; a display that defines a symbol), *untied*, *false* or *unreadable*. Structural: no
+sympy, so a `--structural` check pays for it in milliseconds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+
+from coursekit.markdown import Scan, scan
+from coursekit.markdown.numbers import Found, orders, prose_numbers
+from coursekit.model.base import Location
+from coursekit.model.tree import Chapter, Course, Lesson
+from coursekit.rules._items import Item
+from coursekit.rules._orders import OrderBook, figure_orders, judge_order
+from coursekit.rules._texts import Locator
+from coursekit.verify.claims.numbers import Written, read_number, show
+from coursekit.verify.exact import constant_value
+from coursekit.verify.expr import FormulaError
+from coursekit.verify.latex import parse_latex_sides
+from coursekit.verify.tree import Name
+
+# How far an untied number may sit from a claim's value and still be a slip of that claim.
+_NEAR = Fraction(1, 10)
+# After inline arithmetic: "..., which is 26,214,400", "= 26,214,400", "or about 10".
+_PAIRED = re.compile(
+    r"[ \t\n]*,?[ \t\n]*(?:(?:which|that)[ \t\n]+(?:is|makes|gives|comes[ \t\n]+to)|i\.e\.,?|"
+    r"or|is|equals|gives|makes|=|≈)?[ \t\n]*(?:about[ \t\n]+|roughly[ \t\n]+)?\[?"
+    r"(?P<number>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![\w.]\d)"
+)
+_EQ_LABEL = re.compile(r"[ \t]*\{#eq:")
+_TRAILING_RELATION = re.compile(r"(?:\\approx|=|\\simeq)\s*[.,;]?\s*$")
+
+
+@dataclass
+class ChapterFacts:
+    """What the chapter's lessons state: claim values, givens, order claims, citations."""
+
+    values: dict[str, Fraction] = field(default_factory=dict)
+    givens: set[Fraction] = field(default_factory=set)
+    orders: OrderBook = field(default_factory=OrderBook)
+    cited: set[str] = field(default_factory=set)
+
+
+def account(course: Course) -> tuple[Item, ...]:
+    """Every item of every chapter, in reading order (computed once per run)."""
+    return course.derive("accounting", lambda: tuple(_account(course)))
+
+
+def _account(course: Course) -> Iterator[Item]:
+    for chapter in course.chapters.values():
+        facts = chapter_facts(chapter)
+        for lesson in _lessons(chapter):
+            yield from _lesson_items(chapter, lesson, facts)
+        yield from figure_orders(course, chapter, facts.orders, facts.cited)
+        yield from _uncited(chapter, facts)
+
+
+def _lessons(chapter: Chapter) -> Iterator[Lesson]:
+    for item in chapter.manifest.items:
+        lesson = chapter.lessons.get(item.id) if item.lesson is not None else None
+        if lesson is not None:
+            yield lesson
+
+
+def _number(value: object) -> Fraction | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        return Fraction(Decimal(str(value).replace(",", "")))
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def chapter_facts(chapter: Chapter) -> ChapterFacts:
+    facts = ChapterFacts()
+    for lesson in _lessons(chapter):
+        meta = lesson.meta
+        for claim in meta.claims:
+            facts.givens.update(v for v in map(_number, claim.where.values()) if v is not None)
+            if claim.kind == "value" and (value := _number(claim.value)) is not None:
+                facts.values[claim.id] = value
+            elif claim.kind == "solve" and len(claim.solutions) == 1:
+                if (value := _number(claim.solutions[0])) is not None:
+                    facts.values[claim.id] = value
+            elif claim.kind == "order" and claim.order:
+                facts.orders.add(claim.id, claim.order, lesson.ref)
+        for question in meta.quiz:
+            if question.claim:
+                facts.cited.add(question.claim)
+            if (answer := _number(question.answer)) is not None:
+                facts.givens.add(answer)
+        facts.givens.update(v for v in map(_number, meta.given) if v is not None)
+        for tag in scan(lesson.body).tags:
+            if tag.key == "claim":
+                facts.cited.add(tag.value)
+    return facts
+
+
+def derived_looking(text: str) -> bool:
+    """Thousands separators, a decimal point, or three significant digits or more."""
+    if "," in text or "." in text:
+        return True
+    return len(text.lstrip("0").rstrip("0")) >= 3
+
+
+def _lesson_items(chapter: Chapter, lesson: Lesson, facts: ChapterFacts) -> Iterator[Item]:
+    scanned = scan(lesson.body)
+    consumed: set[int] = set()
+    for maths in scanned.maths:
+        yield from _maths_items(
+            chapter.id, lesson, scanned, (maths.start, maths.end), maths.display, facts, consumed
+        )
+    for found in prose_numbers(scanned):
+        if found.start in consumed:
+            continue
+        item = judge_number(chapter.id, found, lesson.body_loc, facts)
+        if item is not None and item.code == "CK815":
+            item = replace(item, span=(lesson.path, found.start, found.end))
+        if item is not None:
+            yield item
+    for found in orders(scanned):
+        yield judge_order(
+            chapter.id,
+            found,
+            lesson.body_loc(found.start),
+            facts.orders,
+            (lesson.path, found.start, found.end),
+        )
+
+
+def judge_number(
+    chapter: str, found: Found, locate: Locator, facts: ChapterFacts, value: Fraction | None = None
+) -> Item | None:
+    """How one number is accounted for; None for a small plain number nobody would derive."""
+    where = locate(found.start)
+    if found.claim is not None:
+        return Item(chapter, "numbers", "checked", where, found.text, claim=found.claim)
+    written: Written | None = None
+    if value is None:
+        try:
+            written = read_number(found.text)
+        except ValueError:
+            return Item(chapter, "numbers", "unreadable", where, found.text)
+        value = written.value
+    half = written.half_ulp if written is not None else Fraction(0)
+    if value in facts.givens:
+        return Item(chapter, "numbers", "given", where, found.text)
+    if not derived_looking(found.text):
+        return None
+    near = _nearest(value, half, facts.values)
+    if near is not None:
+        claim, claim_value, equal = near
+        shown = f"{claim} = {show(claim_value)}"
+        if equal:
+            return Item(
+                chapter,
+                "numbers",
+                "untied",
+                where,
+                found.text,
+                "CK815",
+                f"{found.text} is the value of claim '{claim}' but is not tied to it: "
+                f"write [{found.text}]{{claim={claim}}} (coursekit fix does)",
+                claim,
+            )
+        return Item(
+            chapter,
+            "numbers",
+            "false",
+            where,
+            found.text,
+            "CK814",
+            f"{found.text} is tied to no claim and looks like {shown}; "
+            f"correct it, or tie it: [{show(claim_value)}]{{claim={claim}}}",
+            claim,
+        )
+    return Item(
+        chapter,
+        "numbers",
+        "untied",
+        where,
+        found.text,
+        "CK816",
+        f"{found.text} looks derived but nothing checks it: tie it to a claim "
+        f"([{found.text}]{{claim=ID}}) or list it under `given:` in the front matter",
+    )
+
+
+def _nearest(
+    value: Fraction, half: Fraction, values: dict[str, Fraction]
+) -> tuple[str, Fraction, bool] | None:
+    best: tuple[str, Fraction, bool] | None = None
+    best_gap: Fraction | None = None
+    for claim, claim_value in values.items():
+        gap = abs(value - claim_value)
+        if gap <= half:
+            return claim, claim_value, True
+        if (
+            claim_value != 0
+            and gap <= _NEAR * abs(claim_value)
+            and (best_gap is None or gap < best_gap)
+        ):
+            best, best_gap = (claim, claim_value, False), gap
+    return best
+
+
+def _maths_items(
+    chapter: str,
+    lesson: Lesson,
+    scanned: Scan,
+    bounds: tuple[int, int],
+    display: bool,
+    facts: ChapterFacts,
+    consumed: set[int],
+) -> Iterator[Item]:
+    start, end = bounds
+    delimiter = 2 if display else 1
+    latex = scanned.text[start + delimiter : end - delimiter]
+    where = lesson.body_loc(start)
+    if display:
+        yield from _display_items(chapter, lesson, scanned, latex, start, end, facts)
+        return
+    trailing = _TRAILING_RELATION.search(latex)
+    body = latex[: trailing.start()] if trailing else latex
+    chunks = re.split(r"\\approx|\\simeq", body)
+    sides: list[tuple[Fraction | None, str, bool, bool]] = []  # value, source, named, approx
+    for index, chunk in enumerate(chunks):
+        try:
+            parsed = parse_latex_sides(chunk)
+        except FormulaError:
+            return  # not arithmetic this family reads (notation reports unreadable maths)
+        for number, side in enumerate(parsed):
+            if side.node is None:
+                continue
+            value = constant_value(side.node)
+            named = value is None
+            sides.append((value, side.source.strip(), named, index > 0 and number == 0))
+    if not sides:
+        return
+    constants = [s for s in sides if not s[2]]
+    if len(constants) >= 2 and len(constants) == len(sides):
+        yield _equation(chapter, where, latex, constants)
+        return
+    if len(sides) == 1 and constants:
+        value, source, _named, _approx = constants[0]
+        assert value is not None
+        paired = _PAIRED.match(scanned.prose, end)
+        if _is_operation(source) and paired is not None:
+            if _claim_tag_at(scanned, paired.start("number")):
+                consumed.add(paired.start("number"))  # its tag checks it; counted once
+            yield _equation(
+                chapter,
+                where,
+                latex,
+                [constants[0], (None, paired.group("number"), False, trailing is not None)],
+            )
+            return
+        if _is_operation(source) or derived_looking(source):
+            found = Found(source, start, end, None)
+            item = judge_number(chapter, found, lesson.body_loc, facts, value)
+            if item is not None:
+                yield item
+        return
+    if len(sides) >= 2 and not sides[-1][2] and sides[-1][0] is not None:
+        value, source = sides[-1][0], sides[-1][1]
+        item = judge_number(chapter, Found(source, start, end, None), lesson.body_loc, facts, value)
+        if item is not None:
+            yield item
+
+
+def _claim_tag_at(scanned: Scan, offset: int) -> bool:
+    return any(t.key == "claim" and t.offset == offset for t in scanned.tags)
+
+
+def _is_operation(source: str) -> bool:
+    return bool(re.search(r"[-+*/^]|\\cdot|\\times|\\frac|\\div|\\sqrt", source))
+
+
+def _equation(
+    chapter: str,
+    where: Location,
+    latex: str,
+    sides: list[tuple[Fraction | None, str, bool, bool]],
+) -> Item:
+    """Arithmetic the text asserts: each side equal to the first (to the digits an `≈` shows)."""
+    first = sides[0][0]
+    assert first is not None
+    for value, source, _named, approx in sides[1:]:
+        try:
+            written = read_number(source) if value is None else None
+        except ValueError:
+            return Item(chapter, "numbers", "unreadable", where, latex)
+        shown = written.value if written is not None else value
+        assert shown is not None
+        tolerance = written.half_ulp if written is not None and approx else Fraction(0)
+        if written is not None and not approx and written.half_ulp < 1:
+            tolerance = Fraction(0)
+        if abs(shown - first) > tolerance:
+            return Item(
+                chapter,
+                "numbers",
+                "false",
+                where,
+                latex,
+                "CK818",
+                f"{sides[0][1]} is {show(first)}, not {source}",
+            )
+    return Item(chapter, "numbers", "checked", where, latex)
+
+
+def _display_items(
+    chapter: str,
+    lesson: Lesson,
+    scanned: Scan,
+    latex: str,
+    start: int,
+    end: int,
+    facts: ChapterFacts,
+) -> Iterator[Item]:
+    where = lesson.body_loc(start)
+    if _EQ_LABEL.match(scanned.masked, end):
+        yield Item(chapter, "displays", "checked", where, latex)  # CK803 compares it
+        return
+    try:
+        sides = [s for s in parse_latex_sides(latex) if s.node is not None]
+    except FormulaError as exc:
+        head = latex.split("=", 1)[0].strip()
+        if "=" in latex and _defines(head):
+            yield Item(chapter, "displays", "given", where, latex)
+            return
+        yield Item(
+            chapter,
+            "displays",
+            "unreadable",
+            where,
+            latex,
+            "CK820",
+            f"display equation cannot be read ({exc.message}), so nothing checks it: "
+            "label it with a formula ({#eq:NAME}) or write it in the readable subset",
+        )
+        return
+    if len(sides) >= 2 and isinstance(sides[0].node, Name):
+        yield Item(chapter, "displays", "given", where, latex)  # a definition
+        return
+    values = [constant_value(s.node) for s in sides if s.node is not None]
+    if len(sides) >= 2 and all(v is not None for v in values):
+        wrong = next((s for s, v in zip(sides, values, strict=True) if v != values[0]), None)
+        if wrong is None:
+            yield Item(chapter, "displays", "checked", where, latex)
+        else:
+            yield Item(
+                chapter,
+                "displays",
+                "false",
+                where,
+                latex,
+                "CK819",
+                f"display equation is false: {sides[0].source.strip()} is "
+                f"{show(values[0] or Fraction(0))}, not {wrong.source.strip()}",
+            )
+        return
+    from coursekit.rules._displays import judge_display
+
+    yield judge_display(chapter, lesson, where, latex, sides)
+
+
+def _defines(head: str) -> bool:
+    try:
+        sides = parse_latex_sides(head)
+    except FormulaError:
+        return False
+    return len(sides) == 1 and isinstance(sides[0].node, Name)
+
+
+def _uncited(chapter: Chapter, facts: ChapterFacts) -> Iterator[Item]:
+    for lesson in _lessons(chapter):
+        for index, claim in enumerate(lesson.meta.claims):
+            if claim.kind in ("value", "order") and claim.id not in facts.cited:
+                yield Item(
+                    chapter.id,
+                    "claims",
+                    "untied",
+                    lesson.meta.loc("claims", index, "id"),
+                    claim.id,
+                    "CK817",
+                    f"claim '{claim.id}' is cited nowhere: no tag, quiz answer or figure shows "
+                    f"its {'number' if claim.kind == 'value' else 'order'} to the reader",
+                )
