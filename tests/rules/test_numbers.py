@@ -6,6 +6,7 @@ course that today's main let through (exit 0); each must now be reported on its 
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -277,3 +278,52 @@ def test_check_exits_1_on_a_changed_number(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["check", "--course", str(course), "--no-exec", "--no-cache"])
     assert result.exit_code == 1, result.output
     assert "looks like rec-t50 = 26,214,400" in result.output
+
+
+def test_fix_ties_numbers_and_orders_and_restores_the_course(tmp_path: Path) -> None:
+    course = copy_real(tmp_path)
+    edit(course / LESSON, "[26,214,400]{claim=rec-t50}", "26,214,400")
+    edit(course / LESSON, "[$O(T^2 d)$]{claim=order-grid}", "$O(T^2 d)$")
+    fixable = [d.code for d in run_check(course) if d.fixable]
+    assert sorted(fixable) == ["CK815", "CK822"]
+    result = CliRunner().invoke(main, ["fix", "--course", str(course)])
+    assert result.exit_code == 0, result.output
+    assert (course / LESSON).read_text(encoding="utf-8") == (REAL / LESSON).read_text(
+        encoding="utf-8"
+    )
+
+
+def test_an_order_inside_larger_maths_is_not_fixable(tmp_path: Path) -> None:
+    course = copy_real(tmp_path)
+    edit(course / LESSON, "has $T^2$ cells.", "has $T^2$ cells, $T^2 d = O(T^2 d)$.")
+    found = [d for d in run_check(course) if d.code == "CK822"]
+    assert len(found) == 1 and not found[0].fixable
+
+
+def test_statistics_show_coverage_per_chapter(tmp_path: Path) -> None:
+    course = copy_real(tmp_path)
+    args = ["check", "--course", str(course), "--no-exec", "--no-cache", "--statistics"]
+    out = CliRunner().invoke(main, args).output
+    assert "II.2 numbers: 15/15 checked or given (100%)" in out
+    assert "II.2 orders: 13/13 checked or given (100%)" in out
+    edit(course / LESSON, "has $T^2$ cells.", "has $T^2$ cells. It holds 1,048,576 weights.")
+    out = CliRunner().invoke(main, args).output
+    assert "II.2 numbers: 15/16 checked or given (93%); 9 checked, 6 given, 1 untied" in out
+    data = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).output)
+    assert data["coverage"]["II.2"]["numbers"]["untied"] == 1
+
+
+def test_owed_shows_coverage_in_json_and_markdown(tmp_path: Path) -> None:
+    course = copy_real(tmp_path)
+    args = ["owed", "--course", str(course), "--no-exec", "--no-cache"]
+    data = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).output)
+    (chapter,) = [c for c in data["chapters"] if c["id"] == "II.2"]
+    assert chapter["coverage"]["displays"] == {
+        "checked": 6,
+        "given": 6,
+        "untied": 0,
+        "false": 0,
+        "unreadable": 0,
+    }
+    page = CliRunner().invoke(main, [*args, "--format", "markdown"]).output
+    assert "| II.2 | 15/15 | 12/12 | 13/13 |" in page

@@ -19,6 +19,7 @@ from coursekit.markdown import Scan, scan
 from coursekit.markdown.numbers import Found, orders, prose_numbers
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course, Lesson
+from coursekit.rules._displays import display_item
 from coursekit.rules._items import Item
 from coursekit.rules._orders import OrderBook, figure_orders, judge_order
 from coursekit.rules._texts import Locator
@@ -26,7 +27,6 @@ from coursekit.verify.claims.numbers import Written, read_number, show
 from coursekit.verify.exact import constant_value
 from coursekit.verify.expr import FormulaError
 from coursekit.verify.latex import parse_latex_sides
-from coursekit.verify.tree import Name
 
 # How far an untied number may sit from a claim's value and still be a slip of that claim.
 _NEAR = Fraction(1, 10)
@@ -133,8 +133,18 @@ def _lesson_items(chapter: Chapter, lesson: Lesson, facts: ChapterFacts) -> Iter
             found,
             lesson.body_loc(found.start),
             facts.orders,
-            (lesson.path, found.start, found.end),
+            _tag_span(scanned, found, lesson.path),
         )
+
+
+def _tag_span(scanned: Scan, found: Found, path: str) -> tuple[str, int, int] | None:
+    """What a tag would wrap: the order, or the maths that is only the order; None inside more."""
+    for maths in scanned.maths:
+        if maths.start <= found.start < maths.end:
+            delimiter = 2 if maths.display else 1
+            inner = scanned.text[maths.start + delimiter : maths.end - delimiter].strip()
+            return None if maths.display or inner != found.text else (path, maths.start, maths.end)
+    return (path, found.start, found.end)
 
 
 def judge_number(
@@ -227,7 +237,8 @@ def _maths_items(
     latex = scanned.text[start + delimiter : end - delimiter]
     where = lesson.body_loc(start)
     if display:
-        yield from _display_items(chapter, lesson, scanned, latex, start, end, facts)
+        labelled = _EQ_LABEL.match(scanned.masked, end) is not None
+        yield display_item(chapter, lesson.body_loc(start), latex, labelled)
         return
     trailing = _TRAILING_RELATION.search(latex)
     body = latex[: trailing.start()] if trailing else latex
@@ -315,70 +326,6 @@ def _equation(
                 f"{sides[0][1]} is {show(first)}, not {source}",
             )
     return Item(chapter, "numbers", "checked", where, latex)
-
-
-def _display_items(
-    chapter: str,
-    lesson: Lesson,
-    scanned: Scan,
-    latex: str,
-    start: int,
-    end: int,
-    facts: ChapterFacts,
-) -> Iterator[Item]:
-    where = lesson.body_loc(start)
-    if _EQ_LABEL.match(scanned.masked, end):
-        yield Item(chapter, "displays", "checked", where, latex)  # CK803 compares it
-        return
-    try:
-        sides = [s for s in parse_latex_sides(latex) if s.node is not None]
-    except FormulaError as exc:
-        head = latex.split("=", 1)[0].strip()
-        if "=" in latex and _defines(head):
-            yield Item(chapter, "displays", "given", where, latex)
-            return
-        yield Item(
-            chapter,
-            "displays",
-            "unreadable",
-            where,
-            latex,
-            "CK820",
-            f"display equation cannot be read ({exc.message}), so nothing checks it: "
-            "label it with a formula ({#eq:NAME}) or write it in the readable subset",
-        )
-        return
-    if len(sides) >= 2 and isinstance(sides[0].node, Name):
-        yield Item(chapter, "displays", "given", where, latex)  # a definition
-        return
-    values = [constant_value(s.node) for s in sides if s.node is not None]
-    if len(sides) >= 2 and all(v is not None for v in values):
-        wrong = next((s for s, v in zip(sides, values, strict=True) if v != values[0]), None)
-        if wrong is None:
-            yield Item(chapter, "displays", "checked", where, latex)
-        else:
-            yield Item(
-                chapter,
-                "displays",
-                "false",
-                where,
-                latex,
-                "CK819",
-                f"display equation is false: {sides[0].source.strip()} is "
-                f"{show(values[0] or Fraction(0))}, not {wrong.source.strip()}",
-            )
-        return
-    from coursekit.rules._displays import judge_display
-
-    yield judge_display(chapter, lesson, where, latex, sides)
-
-
-def _defines(head: str) -> bool:
-    try:
-        sides = parse_latex_sides(head)
-    except FormulaError:
-        return False
-    return len(sides) == 1 and isinstance(sides[0].node, Name)
 
 
 def _uncited(chapter: Chapter, facts: ChapterFacts) -> Iterator[Item]:

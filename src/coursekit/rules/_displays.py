@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from fractions import Fraction
 from typing import Any
 
 from coursekit.model.base import Location
@@ -20,15 +21,35 @@ from coursekit.rules import _assume
 from coursekit.rules._items import Item
 from coursekit.rules.base import Context
 from coursekit.rules.outcomes import kept
-from coursekit.verify.exact import formula_text
-from coursekit.verify.latex import Side
+from coursekit.verify.claims.numbers import show
+from coursekit.verify.exact import constant_value, formula_text
+from coursekit.verify.expr import FormulaError
+from coursekit.verify.latex import parse_latex_sides
+from coursekit.verify.tree import Name
 
 NAMESPACE = "sympy-displays"
+SETTLED = ("accounting", "settled")  # course.derived key of the account after sympy
 
 
-def judge_display(
-    chapter: str, lesson: Lesson, where: Location, latex: str, sides: list[Side]
-) -> Item:
+def display_item(chapter: str, where: Location, latex: str, labelled: bool) -> Item:
+    """How one display equation is accounted for, before sympy."""
+    if labelled:
+        return Item(chapter, "displays", "checked", where, latex)  # CK803 compares it
+    try:
+        sides = [s for s in parse_latex_sides(latex) if s.node is not None]
+    except FormulaError as exc:
+        if "=" in latex and _defines(latex.split("=", 1)[0]):
+            return Item(chapter, "displays", "given", where, latex)
+        return Item(
+            chapter,
+            "displays",
+            "unreadable",
+            where,
+            latex,
+            "CK820",
+            f"display equation cannot be read ({exc.message}), so nothing checks it: "
+            "label it with a formula ({#eq:NAME}) or write it in the readable subset",
+        )
     if len(sides) < 2:
         return Item(
             chapter,
@@ -39,6 +60,23 @@ def judge_display(
             "CK820",
             "display shows an expression but no equation, and no label ties it to a formula: "
             "label it ({#eq:NAME}) so that it is checked",
+        )
+    if isinstance(sides[0].node, Name):
+        return Item(chapter, "displays", "given", where, latex)  # a definition
+    values = [constant_value(s.node) for s in sides if s.node is not None]
+    if all(v is not None for v in values):
+        wrong = next((s for s, v in zip(sides, values, strict=True) if v != values[0]), None)
+        if wrong is None:
+            return Item(chapter, "displays", "checked", where, latex)
+        return Item(
+            chapter,
+            "displays",
+            "false",
+            where,
+            latex,
+            "CK819",
+            f"display equation is false: {sides[0].source.strip()} is "
+            f"{show(values[0] or Fraction(0))}, not {wrong.source.strip()}",
         )
     pairs = tuple((formula_text(s.node), s.source.strip()) for s in sides if s.node is not None)
     return Item(
@@ -51,6 +89,23 @@ def judge_display(
         "display equation is an identity only sympy can check, and formulas are off: "
         "not verified in this run",
         sides=pairs,
+    )
+
+
+def _defines(head: str) -> bool:
+    try:
+        sides = parse_latex_sides(head.strip())
+    except FormulaError:
+        return False
+    return len(sides) == 1 and isinstance(sides[0].node, Name)
+
+
+def settled(ctx: Context) -> tuple[Item, ...]:
+    """The account with every identity in symbols judged by sympy (when formulas are on)."""
+    from coursekit.rules._accounting import account
+
+    return ctx.course.derive(
+        SETTLED, lambda: tuple(verified(ctx, i) if i.sides else i for i in account(ctx.course))
     )
 
 

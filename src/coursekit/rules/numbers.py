@@ -18,15 +18,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from coursekit.diagnostics import Severity
-from coursekit.rules._accounting import account
-from coursekit.rules._displays import verified
+from coursekit.rules._displays import settled
 from coursekit.rules.base import Context, Finding, rule
 
 
 def _report(ctx: Context, code: str) -> Iterator[Finding]:
-    for item in account(ctx.course):
-        if item.sides:  # an identity in symbols: sympy decides, when formulas are on
-            item = verified(ctx, item)
+    for item in settled(ctx):  # an identity in symbols: sympy decides, when formulas are on
         if item.code == code:
             yield Finding(item.location, item.message)
 
@@ -54,7 +51,7 @@ def number_untied_equal(ctx: Context) -> Iterator[Finding]:
     Passes:
         The recurrence costs [26,214,400]{claim=rec-t50} multiplications.
     """
-    for item in account(ctx.course):
+    for item in settled(ctx):
         if item.code == "CK815":
             yield Finding(item.location, item.message, fixable=True)
 
@@ -159,6 +156,6 @@ def order_untied(ctx: Context) -> Iterator[Finding]:
     Passes:
         The grid costs [$O(T^2 d)$]{claim=order-grid}.
     """
-    for item in account(ctx.course):
+    for item in settled(ctx):
         if item.code == "CK822":
             yield Finding(item.location, item.message, fixable=item.span is not None)
