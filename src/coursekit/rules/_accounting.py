@@ -36,6 +36,7 @@ _PAIRED = re.compile(
     r"or|is|equals|gives|makes|=|≈)?[ \t\n]*(?:about[ \t\n]+|roughly[ \t\n]+)?\[?"
     r"(?P<number>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![\w.]\d)"
 )
+_DIGIT = re.compile(r"\d")
 _EQ_LABEL = re.compile(r"[ \t]*\{#eq:")
 _TRAILING_RELATION = re.compile(r"(?:\\approx|=|\\simeq)\s*[.,;]?\s*$")
 
@@ -240,6 +241,8 @@ def _maths_items(
         labelled = _EQ_LABEL.match(scanned.masked, end) is not None
         yield display_item(chapter, lesson.body_loc(start), latex, labelled)
         return
+    if not _DIGIT.search(latex):
+        return  # no number to account for (most inline maths: `$h_t$`, `$QK^\top$`)
     trailing = _TRAILING_RELATION.search(latex)
     body = latex[: trailing.start()] if trailing else latex
     chunks = re.split(r"\\approx|\\simeq", body)
