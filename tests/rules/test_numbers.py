@@ -304,11 +304,11 @@ def test_statistics_show_coverage_per_chapter(tmp_path: Path) -> None:
     course = copy_real(tmp_path)
     args = ["check", "--course", str(course), "--no-exec", "--no-cache", "--statistics"]
     out = CliRunner().invoke(main, args).output
-    assert "II.2 numbers: 15/15 checked or given (100%)" in out
-    assert "II.2 orders: 13/13 checked or given (100%)" in out
+    assert "II.2 numbers: 35/35 checked or given (100%)" in out
+    assert "II.2 orders: 14/14 checked or given (100%)" in out
     edit(course / LESSON, "has $T^2$ cells.", "has $T^2$ cells. It holds 1,048,576 weights.")
     out = CliRunner().invoke(main, args).output
-    assert "II.2 numbers: 15/16 checked or given (93%); 9 checked, 6 given, 1 untied" in out
+    assert "II.2 numbers: 35/36 checked or given (97%); 9 checked, 26 given, 1 untied" in out
     data = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).output)
     assert data["coverage"]["II.2"]["numbers"]["untied"] == 1
 
@@ -326,4 +326,13 @@ def test_owed_shows_coverage_in_json_and_markdown(tmp_path: Path) -> None:
         "unreadable": 0,
     }
     page = CliRunner().invoke(main, [*args, "--format", "markdown"]).output
-    assert "| II.2 | 15/15 | 12/12 | 13/13 |" in page
+    assert "| II.2 | 35/35 | 12/12 | 14/14 |" in page
+
+
+def test_problem_texts_pose_givens_and_their_solution_is_given(tmp_path: Path) -> None:
+    course = copy_real(tmp_path)
+    exercise = f"{CH}/exercises/uniform-row/exercise.yaml"
+    assert not [d for d in run_check(course) if d.path.endswith("uniform-row/exercise.yaml")]
+    edit(course / exercise, "$1/T = 0.125$", "$1/T = 0.15$")
+    found = [d for d in run_check(course) if d.code == "CK816"]
+    assert [d.line for d in found] == [line_of(course / exercise, "0.15")], _shown(found)

@@ -18,11 +18,11 @@ from fractions import Fraction
 from coursekit.markdown import Scan, scan
 from coursekit.markdown.numbers import Found, orders, prose_numbers
 from coursekit.model.base import Location
-from coursekit.model.tree import Chapter, Course, Lesson
+from coursekit.model.tree import Chapter, Course, ExerciseDoc, Lesson, Problem
 from coursekit.rules._displays import display_item
 from coursekit.rules._items import Item
 from coursekit.rules._orders import OrderBook, figure_orders, judge_order
-from coursekit.rules._texts import Locator
+from coursekit.rules._texts import Locator, chapter_texts, yaml_locator
 from coursekit.verify.claims.numbers import Written, read_number, show
 from coursekit.verify.exact import constant_value
 from coursekit.verify.expr import FormulaError
@@ -37,6 +37,7 @@ _PAIRED = re.compile(
     r"(?P<number>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![\w.]\d)"
 )
 _DIGIT = re.compile(r"\d")
+_SideValue = tuple[Fraction | None, str, bool, bool]  # value, LaTeX, has symbols, after an ≈
 _EQ_LABEL = re.compile(r"[ \t]*\{#eq:")
 _TRAILING_RELATION = re.compile(r"(?:\\approx|=|\\simeq)\s*[.,;]?\s*$")
 
@@ -58,11 +59,51 @@ def account(course: Course) -> tuple[Item, ...]:
 
 def _account(course: Course) -> Iterator[Item]:
     for chapter in course.chapters.values():
-        facts = chapter_facts(chapter)
-        for lesson in _lessons(chapter):
-            yield from _lesson_items(chapter, lesson, facts)
+        facts = chapter_facts(course, chapter)
+        for text in chapter_texts(course, chapter):
+            if text.kind in ("figure", "statement"):
+                continue  # figure_orders reads figures, with their ties; problems below
+            body = text.kind == "body" and text.lesson is not None
+            path = text.lesson.path if body and text.lesson is not None else None
+            source = _Source(chapter.id, text.locate, path, body)
+            yield from _text_items(source, text.value, facts)
+        yield from _posed_items(course, chapter, facts)
         yield from figure_orders(course, chapter, facts.orders, facts.cited)
         yield from _uncited(chapter, facts)
+
+
+def _posed_items(course: Course, chapter: Chapter, facts: ChapterFacts) -> Iterator[Item]:
+    """A worked problem's or exercise's texts: its statement poses numbers (they are givens of
+    the problem) and its program confirms `solution.value` (a number equal to it is given too).
+    """
+    docs: list[Problem | ExerciseDoc] = [*chapter.problems.values(), *chapter.exercises.values()]
+    for doc in docs:
+        meta = doc.meta
+        posed = ChapterFacts(facts.values, set(facts.givens), facts.orders, facts.cited)
+        posed.givens.update(_numbers_in(meta.statement))
+        posed.givens.update(_numbers_in(meta.solution.value))
+        texts = [("statement", meta.statement)]
+        if meta.solution.text:
+            texts.append(("solution", meta.solution.text))
+        for key, value in texts:
+            path = (key,) if key == "statement" else ("solution", "text")
+            source = _Source(chapter.id, yaml_locator(course, meta, *path), None, False)
+            yield from _text_items(source, value, posed)
+
+
+def _numbers_in(value: object) -> Iterator[Fraction]:
+    """Every number of a statement's text, or of a solution value (nested lists, mappings)."""
+    if isinstance(value, str):
+        for match in re.finditer(r"\d+(?:\.\d+)?", value.replace("{,}", "").replace(",", "")):
+            yield Fraction(Decimal(match.group()))
+    elif isinstance(value, list | tuple):
+        for entry in value:
+            yield from _numbers_in(entry)
+    elif isinstance(value, dict):
+        for entry in value.values():
+            yield from _numbers_in(entry)
+    elif (number := _number(value)) is not None:
+        yield number
 
 
 def _lessons(chapter: Chapter) -> Iterator[Lesson]:
@@ -81,7 +122,7 @@ def _number(value: object) -> Fraction | None:
         return None
 
 
-def chapter_facts(chapter: Chapter) -> ChapterFacts:
+def chapter_facts(course: Course, chapter: Chapter) -> ChapterFacts:
     facts = ChapterFacts()
     for lesson in _lessons(chapter):
         meta = lesson.meta
@@ -100,9 +141,8 @@ def chapter_facts(chapter: Chapter) -> ChapterFacts:
             if (answer := _number(question.answer)) is not None:
                 facts.givens.add(answer)
         facts.givens.update(v for v in map(_number, meta.given) if v is not None)
-        for tag in scan(lesson.body).tags:
-            if tag.key == "claim":
-                facts.cited.add(tag.value)
+    for text in chapter_texts(course, chapter):
+        facts.cited.update(tag.value for tag in scan(text.value).tags if tag.key == "claim")
     return facts
 
 
@@ -113,29 +153,38 @@ def derived_looking(text: str) -> bool:
     return len(text.lstrip("0").rstrip("0")) >= 3
 
 
-def _lesson_items(chapter: Chapter, lesson: Lesson, facts: ChapterFacts) -> Iterator[Item]:
-    scanned = scan(lesson.body)
+@dataclass(frozen=True)
+class _Source:
+    """One text of the chapter: where its offsets are, and which file a fix may edit."""
+
+    chapter: str
+    locate: Locator
+    path: str | None  # a lesson file (its body): `coursekit fix` may tie there
+    displays: bool  # a lesson body: its display equations are accounted for
+
+
+def _text_items(source: _Source, text: str, facts: ChapterFacts) -> Iterator[Item]:
+    scanned = scan(text)
     consumed: set[int] = set()
     for maths in scanned.maths:
-        yield from _maths_items(
-            chapter.id, lesson, scanned, (maths.start, maths.end), maths.display, facts, consumed
-        )
+        if maths.display:
+            if source.displays:
+                latex = text[maths.start + 2 : maths.end - 2]
+                labelled = _EQ_LABEL.match(scanned.masked, maths.end) is not None
+                yield display_item(source.chapter, source.locate(maths.start), latex, labelled)
+        else:
+            yield from _maths_items(source, scanned, (maths.start, maths.end), facts, consumed)
     for found in prose_numbers(scanned):
         if found.start in consumed:
             continue
-        item = judge_number(chapter.id, found, lesson.body_loc, facts)
-        if item is not None and item.code == "CK815":
-            item = replace(item, span=(lesson.path, found.start, found.end))
+        item = judge_number(source.chapter, found, source.locate, facts)
+        if item is not None and item.code == "CK815" and source.path is not None:
+            item = replace(item, span=(source.path, found.start, found.end))
         if item is not None:
             yield item
     for found in orders(scanned):
-        yield judge_order(
-            chapter.id,
-            found,
-            lesson.body_loc(found.start),
-            facts.orders,
-            _tag_span(scanned, found, lesson.path),
-        )
+        span = _tag_span(scanned, found, source.path) if source.path is not None else None
+        yield judge_order(source.chapter, found, source.locate(found.start), facts.orders, span)
 
 
 def _tag_span(scanned: Scan, found: Found, path: str) -> tuple[str, int, int] | None:
@@ -224,71 +273,58 @@ def _nearest(
     return best
 
 
+def _read_inline(latex: str) -> list[_SideValue] | None:
+    """The sides of inline maths with their exact values (None for a side with symbols)."""
+    sides: list[_SideValue] = []
+    for index, chunk in enumerate(re.split(r"\\approx|\\simeq", latex)):
+        try:
+            parsed = parse_latex_sides(chunk)
+        except FormulaError:
+            return None  # not arithmetic this family reads (notation reports unreadable maths)
+        for number, side in enumerate(parsed):
+            if side.node is not None:
+                value = constant_value(side.node)
+                sides.append((value, side.source.strip(), value is None, index > 0 and number == 0))
+    return sides
+
+
 def _maths_items(
-    chapter: str,
-    lesson: Lesson,
+    source: _Source,
     scanned: Scan,
     bounds: tuple[int, int],
-    display: bool,
     facts: ChapterFacts,
     consumed: set[int],
 ) -> Iterator[Item]:
     start, end = bounds
-    delimiter = 2 if display else 1
-    latex = scanned.text[start + delimiter : end - delimiter]
-    where = lesson.body_loc(start)
-    if display:
-        labelled = _EQ_LABEL.match(scanned.masked, end) is not None
-        yield display_item(chapter, lesson.body_loc(start), latex, labelled)
-        return
+    latex = scanned.text[start + 1 : end - 1]
     if not _DIGIT.search(latex):
         return  # no number to account for (most inline maths: `$h_t$`, `$QK^\top$`)
     trailing = _TRAILING_RELATION.search(latex)
-    body = latex[: trailing.start()] if trailing else latex
-    chunks = re.split(r"\\approx|\\simeq", body)
-    sides: list[tuple[Fraction | None, str, bool, bool]] = []  # value, source, named, approx
-    for index, chunk in enumerate(chunks):
-        try:
-            parsed = parse_latex_sides(chunk)
-        except FormulaError:
-            return  # not arithmetic this family reads (notation reports unreadable maths)
-        for number, side in enumerate(parsed):
-            if side.node is None:
-                continue
-            value = constant_value(side.node)
-            named = value is None
-            sides.append((value, side.source.strip(), named, index > 0 and number == 0))
+    sides = _read_inline(latex[: trailing.start()] if trailing else latex)
     if not sides:
         return
+    where = source.locate(start)
     constants = [s for s in sides if not s[2]]
     if len(constants) >= 2 and len(constants) == len(sides):
-        yield _equation(chapter, where, latex, constants)
+        yield _equation(source.chapter, where, latex, constants)
         return
-    if len(sides) == 1 and constants:
-        value, source, _named, _approx = constants[0]
-        assert value is not None
-        paired = _PAIRED.match(scanned.prose, end)
-        if _is_operation(source) and paired is not None:
-            if _claim_tag_at(scanned, paired.start("number")):
-                consumed.add(paired.start("number"))  # its tag checks it; counted once
-            yield _equation(
-                chapter,
-                where,
-                latex,
-                [constants[0], (None, paired.group("number"), False, trailing is not None)],
-            )
-            return
-        if _is_operation(source) or derived_looking(source):
-            found = Found(source, start, end, None)
-            item = judge_number(chapter, found, lesson.body_loc, facts, value)
-            if item is not None:
-                yield item
+    value, written, _named, _ = sides[-1]
+    if value is None or (
+        len(sides) == 1 and not (_is_operation(written) or derived_looking(written))
+    ):
+        return  # maths in symbols, or a lone small number
+    paired = _PAIRED.match(scanned.prose, end) if len(sides) == 1 else None
+    if paired is not None and _is_operation(written):
+        if _claim_tag_at(scanned, paired.start("number")):
+            consumed.add(paired.start("number"))  # its tag checks it; counted once
+        shown = (None, paired.group("number"), False, trailing is not None)
+        yield _equation(source.chapter, where, latex, [sides[0], shown])
         return
-    if len(sides) >= 2 and not sides[-1][2] and sides[-1][0] is not None:
-        value, source = sides[-1][0], sides[-1][1]
-        item = judge_number(chapter, Found(source, start, end, None), lesson.body_loc, facts, value)
-        if item is not None:
-            yield item
+    item = judge_number(
+        source.chapter, Found(written, start, end, None), source.locate, facts, value
+    )
+    if item is not None:
+        yield item
 
 
 def _claim_tag_at(scanned: Scan, offset: int) -> bool:
@@ -299,12 +335,7 @@ def _is_operation(source: str) -> bool:
     return bool(re.search(r"[-+*/^]|\\cdot|\\times|\\frac|\\div|\\sqrt", source))
 
 
-def _equation(
-    chapter: str,
-    where: Location,
-    latex: str,
-    sides: list[tuple[Fraction | None, str, bool, bool]],
-) -> Item:
+def _equation(chapter: str, where: Location, latex: str, sides: list[_SideValue]) -> Item:
     """Arithmetic the text asserts: each side equal to the first (to the digits an `≈` shows)."""
     first = sides[0][0]
     assert first is not None
