@@ -94,6 +94,16 @@ WHY = [
         True,
     ),
     Why(
+        "display-expression-label-dropped-and-false",
+        LESSON,
+        "$$T^2 d_k + T^2 d_v$$ {#eq:grid}",
+        "$$T^2 d_k + T d_v$$",
+        "CK819",
+        "$$T^2 d_k + T d_v$$",
+        True,
+        "looks like formula 'grid'",
+    ),
+    Why(
         "order-in-prose",
         LESSON,
         "has $T^2$ cells.",

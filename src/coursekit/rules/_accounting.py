@@ -39,6 +39,7 @@ _PAIRED = re.compile(
 _DIGIT = re.compile(r"\d")
 _SideValue = tuple[Fraction | None, str, bool, bool]  # value, LaTeX, has symbols, after an ≈
 _EQ_LABEL = re.compile(r"[ \t]*\{#eq:")
+_LABELS = re.compile(r"\{#eq:([^}\s]*)\}")
 _TRAILING_RELATION = re.compile(r"(?:\\approx|=|\\simeq)\s*[.,;]?\s*$")
 
 
@@ -63,9 +64,9 @@ def _account(course: Course) -> Iterator[Item]:
         for text in chapter_texts(course, chapter):
             if text.kind in ("figure", "statement"):
                 continue  # figure_orders reads figures, with their ties; problems below
-            body = text.kind == "body" and text.lesson is not None
-            path = text.lesson.path if body and text.lesson is not None else None
-            source = _Source(chapter.id, text.locate, path, body)
+            lesson = text.lesson if text.kind == "body" else None
+            path = lesson.path if lesson is not None else None
+            source = _Source(chapter.id, text.locate, path, lesson)
             yield from _text_items(source, text.value, facts)
         yield from _posed_items(course, chapter, facts)
         yield from figure_orders(course, chapter, facts.orders, facts.cited)
@@ -87,7 +88,7 @@ def _posed_items(course: Course, chapter: Chapter, facts: ChapterFacts) -> Itera
             texts.append(("solution", meta.solution.text))
         for key, value in texts:
             path = (key,) if key == "statement" else ("solution", "text")
-            source = _Source(chapter.id, yaml_locator(course, meta, *path), None, False)
+            source = _Source(chapter.id, yaml_locator(course, meta, *path), None, None)
             yield from _text_items(source, value, posed)
 
 
@@ -160,7 +161,7 @@ class _Source:
     chapter: str
     locate: Locator
     path: str | None  # a lesson file (its body): `coursekit fix` may tie there
-    displays: bool  # a lesson body: its display equations are accounted for
+    lesson: Lesson | None  # a lesson body: its display equations are accounted for
 
 
 def _text_items(source: _Source, text: str, facts: ChapterFacts) -> Iterator[Item]:
@@ -168,10 +169,13 @@ def _text_items(source: _Source, text: str, facts: ChapterFacts) -> Iterator[Ite
     consumed: set[int] = set()
     for maths in scanned.maths:
         if maths.display:
-            if source.displays:
+            if source.lesson is not None:
                 latex = text[maths.start + 2 : maths.end - 2]
                 labelled = _EQ_LABEL.match(scanned.masked, maths.end) is not None
-                yield display_item(source.chapter, source.locate(maths.start), latex, labelled)
+                shown = frozenset(_LABELS.findall(scanned.masked))
+                formulas = dict(source.lesson.meta.formulas)
+                where = source.locate(maths.start)
+                yield display_item(source.chapter, where, latex, labelled, formulas, shown)
         else:
             yield from _maths_items(source, scanned, (maths.start, maths.end), facts, consumed)
     for found in prose_numbers(scanned):
@@ -373,6 +377,6 @@ def _uncited(chapter: Chapter, facts: ChapterFacts) -> Iterator[Item]:
                     lesson.meta.loc("claims", index, "id"),
                     claim.id,
                     "CK817",
-                    f"claim '{claim.id}' is cited nowhere: no tag, quiz answer or figure shows "
+                    f"claim '{claim.id}' is cited nowhere: no tag, figure or question's answer shows "
                     f"its {'number' if claim.kind == 'value' else 'order'} to the reader",
                 )

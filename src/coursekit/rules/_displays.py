@@ -11,6 +11,7 @@ assumptions and formulas. A structural run (formulas off) leaves it unverified (
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
@@ -23,16 +24,27 @@ from coursekit.rules.base import Context
 from coursekit.rules.outcomes import kept
 from coursekit.verify.claims.numbers import show
 from coursekit.verify.exact import constant_value, formula_text
-from coursekit.verify.expr import FormulaError
+from coursekit.verify.expr import FormulaError, parse_formula
 from coursekit.verify.latex import parse_latex_sides
-from coursekit.verify.tree import Name
+from coursekit.verify.tree import Name, Node, free_names
 
 NAMESPACE = "sympy-displays"
 SETTLED = ("accounting", "settled")  # course.derived key of the account after sympy
 
 
-def display_item(chapter: str, where: Location, latex: str, labelled: bool) -> Item:
-    """How one display equation is accounted for, before sympy."""
+def display_item(
+    chapter: str,
+    where: Location,
+    latex: str,
+    labelled: bool,
+    formulas: dict[str, str] | None = None,
+    shown: frozenset[str] = frozenset(),
+) -> Item:
+    """How one display equation is accounted for, before sympy.
+
+    `formulas` are the lesson's declared formulas and `shown` the labels its displays carry:
+    an expression without a label is compared with the formula it looks like.
+    """
     if labelled:
         return Item(chapter, "displays", "checked", where, latex)  # CK803 compares it
     try:
@@ -51,16 +63,7 @@ def display_item(chapter: str, where: Location, latex: str, labelled: bool) -> I
             "label it with a formula ({#eq:NAME}) or write it in the readable subset",
         )
     if len(sides) < 2:
-        return Item(
-            chapter,
-            "displays",
-            "unreadable",
-            where,
-            latex,
-            "CK820",
-            "display shows an expression but no equation, and no label ties it to a formula: "
-            "label it ({#eq:NAME}) so that it is checked",
-        )
+        return _expression_item(chapter, where, latex, sides[0].node, formulas or {}, shown)
     if isinstance(sides[0].node, Name):
         return Item(chapter, "displays", "given", where, latex)  # a definition
     values = [constant_value(s.node) for s in sides if s.node is not None]
@@ -92,6 +95,58 @@ def display_item(chapter: str, where: Location, latex: str, labelled: bool) -> I
     )
 
 
+def _expression_item(
+    chapter: str,
+    where: Location,
+    latex: str,
+    node: Node | None,
+    formulas: dict[str, str],
+    shown: frozenset[str],
+) -> Item:
+    """An expression shown without a label: the formula it looks like (the same symbols, and
+    preferably one no label shows) is what sympy compares it with."""
+    name = _looks_like(node, formulas, shown) if node is not None else None
+    if node is None or name is None:
+        return Item(
+            chapter,
+            "displays",
+            "unreadable",
+            where,
+            latex,
+            "CK820",
+            "display shows an expression but no equation, and no label ties it to a formula: "
+            "label it ({#eq:NAME}) so that it is checked",
+        )
+    return Item(
+        chapter,
+        "displays",
+        "unreadable",
+        where,
+        latex,
+        "CK820",
+        f"display looks like formula '{name}' but has no label, and formulas are off: "
+        f"not verified in this run (label it {{#eq:{name}}})",
+        claim=name,
+        sides=((formula_text(node), latex.strip()), (name, f"formula '{name}'")),
+    )
+
+
+def _looks_like(node: Node, formulas: dict[str, str], shown: frozenset[str]) -> str | None:
+    names = free_names(node)
+    alike: list[str] = []
+    for name, text in formulas.items():
+        try:
+            declared = parse_formula(text)
+        except FormulaError:
+            continue
+        if free_names(declared) == names:
+            alike.append(name)
+    unshown = [name for name in alike if name not in shown]
+    if len(unshown) == 1:
+        return unshown[0]
+    return alike[0] if len(alike) == 1 else None
+
+
 def _defines(head: str) -> bool:
     try:
         sides = parse_latex_sides(head.strip())
@@ -121,6 +176,14 @@ def verified(ctx: Context, item: Item) -> Item:
     bad = next((v for v in verdicts if v.subject == "claim" and v.status != "ok"), None)
     if bad is None:
         return replace(item, status="checked", code=None, message="")
+    if bad.status == "false" and item.claim is not None:
+        return replace(
+            item,
+            status="false",
+            code="CK819",
+            message=f"display {item.text.strip()} looks like formula '{item.claim}' "
+            f"({_formula(lesson, item.claim)}) but is not equal to it{_witness(bad.message)}",
+        )
     if bad.status == "false":
         index = int(bad.key.rsplit("-", 1)[-1])
         left, right = item.sides[index][1], item.sides[index + 1][1]
@@ -128,11 +191,21 @@ def verified(ctx: Context, item: Item) -> Item:
             item,
             status="false",
             code="CK819",
-            message=f"display equation is false: {left} is not {right} ({bad.message})",
+            message=f"display equation is false: {left} is not {right}{_witness(bad.message)}",
         )
     return replace(
         item, message=f"display equation could not be verified ({bad.status}: {bad.message})"
     )
+
+
+def _witness(message: str) -> str:
+    """`: they differ at T=71, d_v=69` from sympy's message, when it gives a point."""
+    found = re.search(r"they differ at [^)]*", message)
+    return f": {found.group()}" if found else ""
+
+
+def _formula(lesson: Lesson, name: str) -> str:
+    return lesson.meta.formulas.get(name, "?")
 
 
 def _lesson_at(ctx: Context, path: str) -> Lesson | None:
