@@ -346,3 +346,22 @@ def test_problem_texts_pose_givens_and_their_solution_is_given(tmp_path: Path) -
     edit(course / exercise, "$1/T = 0.125$", "$1/T = 0.15$")
     found = [d for d in run_check(course) if d.code == "CK816"]
     assert [d.line for d in found] == [line_of(course / exercise, "0.15")], _shown(found)
+
+
+@pytest.mark.parametrize(
+    ("written", "code"),
+    [
+        ("In words, 2 × 50 × 512² = 26,214,400.", None),
+        ("In words, 2 × 50 × 512² = 26,214,401.", "CK818"),
+        ("In words, 2·60·512², which is [26,214,400]{claim=rec-t50} products.", "CK818"),
+        ("In words, 2·50·512², which is 26,214,400 products.", "CK815"),
+        ("Pages 3-4 and 3 + 4 cells.", None),  # small arithmetic makes no result to check
+    ],
+)
+def test_prose_arithmetic_is_evaluated_exactly(
+    tmp_path: Path, written: str, code: str | None
+) -> None:
+    course = copy_real(tmp_path)
+    edit(course / LESSON, "has $T^2$ cells.", f"has $T^2$ cells. {written}")
+    found = [d for d in run_check(course) if d.code.startswith("CK81") and d.code != "CK810"]
+    assert [d.code for d in found] == ([code] if code else []), _shown(found)

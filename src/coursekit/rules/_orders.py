@@ -146,8 +146,8 @@ def judge_order(
             where,
             found.text,
             "CK822",
-            f"order {found.text} is tied to no claim; it matches claim '{matches[0]}' "
-            f"(coursekit fix ties it)",
+            f"order {found.text} is tied to no claim; it matches claim '{matches[0]}'"
+            + (": coursekit fix ties it" if span is not None else ": tie it"),
             matches[0],
             span,
         )

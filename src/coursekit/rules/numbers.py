@@ -53,7 +53,7 @@ def number_untied_equal(ctx: Context) -> Iterator[Finding]:
     """
     for item in settled(ctx):
         if item.code == "CK815":
-            yield Finding(item.location, item.message, fixable=True)
+            yield Finding(item.location, item.message, fixable=item.span is not None)
 
 
 @rule("CK816", "number-untied", Severity.WARNING)
