@@ -95,7 +95,7 @@ def _number(value: object) -> Fraction | None:
         return None
     try:
         return Fraction(Decimal(str(value).replace(",", "")))
-    except (InvalidOperation, ValueError):
+    except (InvalidOperation, ValueError, OverflowError):  # .nan, .inf: no number to match
         return None
 
 

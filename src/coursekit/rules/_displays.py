@@ -46,53 +46,53 @@ def display_item(
     an expression without a label is compared with the formula it looks like.
     """
     if labelled:
-        return Item(chapter, "displays", "checked", where, latex)  # CK803 compares it
+        return _settled(chapter, "checked", where, latex)  # CK803 compares it with its formula
     try:
         sides = [s for s in parse_latex_sides(latex) if s.node is not None]
     except FormulaError as exc:
         if "=" in latex and _defines(latex.split("=", 1)[0]):
-            return Item(chapter, "displays", "given", where, latex)
-        return Item(
-            chapter,
-            "displays",
-            "unreadable",
-            where,
-            latex,
-            "CK820",
-            f"display equation cannot be read ({exc.message}), so nothing checks it: "
-            "label it with a formula ({#eq:NAME}) or write it in the readable subset",
-        )
+            return _settled(chapter, "given", where, latex)  # a definition
+        return _unverified(chapter, where, latex, _UNREADABLE.format(why=exc.message))
     if len(sides) < 2:
         return _expression_item(chapter, where, latex, sides[0].node, formulas or {}, shown)
     if isinstance(sides[0].node, Name):
-        return Item(chapter, "displays", "given", where, latex)  # a definition
+        return _settled(chapter, "given", where, latex)  # a definition
     values = [constant_value(s.node) for s in sides if s.node is not None]
     if all(v is not None for v in values):
         wrong = next((s for s, v in zip(sides, values, strict=True) if v != values[0]), None)
         if wrong is None:
-            return Item(chapter, "displays", "checked", where, latex)
-        return Item(
-            chapter,
-            "displays",
-            "false",
-            where,
-            latex,
-            "CK819",
-            f"display equation is false: {sides[0].source.strip()} is "
-            f"{show(values[0] or Fraction(0))}, not {wrong.source.strip()}",
-        )
+            return _settled(chapter, "checked", where, latex)
+        first, shown_value = sides[0].source.strip(), show(values[0] or Fraction(0))
+        message = f"display equation is false: {first} is {shown_value}, not {wrong.source.strip()}"
+        return Item(chapter, "displays", "false", where, latex, "CK819", message)
     pairs = tuple((formula_text(s.node), s.source.strip()) for s in sides if s.node is not None)
-    return Item(
-        chapter,
-        "displays",
-        "unreadable",
-        where,
-        latex,
-        "CK820",
-        "display equation is an identity only sympy can check, and formulas are off: "
-        "not verified in this run",
-        sides=pairs,
-    )
+    return _unverified(chapter, where, latex, _IDENTITY_OFF, sides=pairs)
+
+
+_UNREADABLE = (
+    "display equation cannot be read ({why}), so nothing checks it: "
+    "label it with a formula ({{#eq:NAME}}) or write it in the readable subset"
+)
+_IDENTITY_OFF = (
+    "display equation is an identity only sympy can check, and formulas are off: "
+    "not verified in this run"
+)
+_EXPRESSION = (
+    "display shows an expression but no equation, and no label ties it to a formula: "
+    "label it ({#eq:NAME}) so that it is checked"
+)
+_LOOKS_LIKE_OFF = (
+    "display looks like formula '{name}' but has no label, and formulas are off: "
+    "not verified in this run (label it {{#eq:{name}}})"
+)
+
+
+def _settled(chapter: str, status: str, where: Location, latex: str) -> Item:
+    return Item(chapter, "displays", status, where, latex)
+
+
+def _unverified(chapter: str, where: Location, latex: str, message: str, **more: Any) -> Item:
+    return Item(chapter, "displays", "unreadable", where, latex, "CK820", message, **more)
 
 
 def _expression_item(
@@ -107,28 +107,10 @@ def _expression_item(
     preferably one no label shows) is what sympy compares it with."""
     name = _looks_like(node, formulas, shown) if node is not None else None
     if node is None or name is None:
-        return Item(
-            chapter,
-            "displays",
-            "unreadable",
-            where,
-            latex,
-            "CK820",
-            "display shows an expression but no equation, and no label ties it to a formula: "
-            "label it ({#eq:NAME}) so that it is checked",
-        )
-    return Item(
-        chapter,
-        "displays",
-        "unreadable",
-        where,
-        latex,
-        "CK820",
-        f"display looks like formula '{name}' but has no label, and formulas are off: "
-        f"not verified in this run (label it {{#eq:{name}}})",
-        claim=name,
-        sides=((formula_text(node), latex.strip()), (name, f"formula '{name}'")),
-    )
+        return _unverified(chapter, where, latex, _EXPRESSION)
+    sides = ((formula_text(node), latex.strip()), (name, f"formula '{name}'"))
+    message = _LOOKS_LIKE_OFF.format(name=name)
+    return _unverified(chapter, where, latex, message, claim=name, sides=sides)
 
 
 def _looks_like(node: Node, formulas: dict[str, str], shown: frozenset[str]) -> str | None:

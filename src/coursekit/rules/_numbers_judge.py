@@ -64,48 +64,22 @@ def judge_number(
     # Arithmetic (`3 + 4`) looks like what it makes: a small result is no result to check.
     if not derived_looking(found.text if written is not None else show(value)):
         return None
+    text = found.text
     near = _nearest(value, half, facts.values)
-    if near is not None:
-        claim, claim_value, equal = near
-        shown_value = show(claim_value)
-        shown = f"{claim} = {shown_value}"
-        if equal:
-            return Item(
-                chapter,
-                "numbers",
-                "untied",
-                where,
-                found.text,
-                "CK815",
-                f"{found.text} is the value of claim '{claim}' but is not tied to it: write "
-                + (
-                    f"[{found.text}]{{claim={claim}}}"
-                    if written is not None
-                    else f"'{found.text}, which is [{shown_value}]{{claim={claim}}}'"
-                ),
-                claim,
-            )
-        return Item(
-            chapter,
-            "numbers",
-            "false",
-            where,
-            found.text,
-            "CK814",
-            f"{found.text} is tied to no claim and looks like {shown}; "
-            f"correct it, or tie it: [{show(claim_value)}]{{claim={claim}}}",
-            claim,
-        )
-    return Item(
-        chapter,
-        "numbers",
-        "untied",
-        where,
-        found.text,
-        "CK816",
-        f"{found.text} looks derived but nothing checks it: tie it to a claim "
-        f"([{found.text}]{{claim=ID}}) or list it under `given:` in the front matter",
-    )
+    if near is None:
+        why = f"{text} looks derived but nothing checks it: tie it to a claim "
+        why += f"([{text}]{{claim=ID}}) or list it under `given:` in the front matter"
+        return Item(chapter, "numbers", "untied", where, text, "CK816", why)
+    claim, claim_value, equal = near
+    tag = f"[{show(claim_value)}]{{claim={claim}}}"
+    if not equal:
+        why = f"{text} is tied to no claim and looks like {claim} = {show(claim_value)}; "
+        why += f"correct it, or tie it: {tag}"
+        return Item(chapter, "numbers", "false", where, text, "CK814", why, claim)
+    # A number ties where it is written; arithmetic ties the number it makes.
+    fix = f"[{text}]{{claim={claim}}}" if written is not None else f"'{text}, which is {tag}'"
+    why = f"{text} is the value of claim '{claim}' but is not tied to it: write {fix}"
+    return Item(chapter, "numbers", "untied", where, text, "CK815", why, claim)
 
 
 def _nearest(

@@ -96,58 +96,37 @@ def judge_order(
     claim: str | None = None,
 ) -> Item:
     claim = claim or found.claim
+    text = found.text
     try:
-        shown = read_order(found.text)
+        shown = read_order(text)
     except FormulaError as exc:
-        return Item(
-            chapter,
-            "orders",
-            "unreadable",
-            where,
-            found.text,
-            "CK822",
-            f"order {found.text} cannot be read ({exc.message}), so nothing checks it",
-        )
+        why = f"order {text} cannot be read ({exc.message}), so nothing checks it"
+        return Item(chapter, "orders", "unreadable", where, text, "CK822", why)
     if claim is not None:
         entry = book.claims.get(claim)
         if entry is None:
             known = ", ".join(sorted(book.claims)) or "none"
-            return Item(
-                chapter,
-                "orders",
-                "false",
-                where,
-                found.text,
-                "CK821",
-                f"order {found.text} is tied to '{claim}', which is no order claim of "
-                f"chapter {chapter} (order claims: {known})",
-            )
+            why = f"order {text} is tied to '{claim}', which is no order claim of chapter "
+            why += f"{chapter} (order claims: {known})"
+            return Item(chapter, "orders", "false", where, text, "CK821", why)
         order, node = entry
         if node is not None and agree(shown, node):
-            return Item(chapter, "orders", "checked", where, found.text, claim=claim)
-        return Item(
-            chapter,
-            "orders",
-            "false",
-            where,
-            found.text,
-            "CK821",
-            f"order {found.text} disagrees with claim '{claim}', which is Θ({_declared(order, node)})",
-            claim,
-        )
-    matches = [
-        cid for cid, (_, node) in book.claims.items() if node is not None and agree(shown, node)
-    ]
+            return Item(chapter, "orders", "checked", where, text, claim=claim)
+        why = f"order {text} disagrees with claim '{claim}', which is Θ({_declared(order, node)})"
+        return Item(chapter, "orders", "false", where, text, "CK821", why, claim)
+    matches = [c for c, (_, node) in book.claims.items() if node is not None and agree(shown, node)]
     if len(matches) == 1:
+        why = f"it matches claim '{matches[0]}'" + (
+            ": coursekit fix ties it" if span is not None else ": tie it"
+        )
         return Item(
             chapter,
             "orders",
             "untied",
             where,
-            found.text,
+            text,
             "CK822",
-            f"order {found.text} is tied to no claim; it matches claim '{matches[0]}'"
-            + (": coursekit fix ties it" if span is not None else ": tie it"),
+            _UNTIED.format(text, why),
             matches[0],
             span,
         )
@@ -156,15 +135,10 @@ def judge_order(
         if matches
         else "no order claim of the chapter matches it: add one and tie it"
     )
-    return Item(
-        chapter,
-        "orders",
-        "untied",
-        where,
-        found.text,
-        "CK822",
-        f"order {found.text} is tied to no claim; {why}",
-    )
+    return Item(chapter, "orders", "untied", where, text, "CK822", _UNTIED.format(text, why))
+
+
+_UNTIED = "order {} is tied to no claim; {}"
 
 
 def figure_orders(
