@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from fractions import Fraction
+from functools import lru_cache
 
 from coursekit.markdown import Scan
 from coursekit.markdown.numbers import Found
@@ -30,7 +31,8 @@ _SideValue = tuple[Fraction | None, str, bool, bool]  # value, LaTeX, has symbol
 _TRAILING_RELATION = re.compile(r"(?:\\approx|=|\\simeq)\s*[.,;]?\s*$")
 
 
-def _read_inline(latex: str) -> list[_SideValue] | None:
+@lru_cache(maxsize=8192)
+def _read_inline(latex: str) -> tuple[_SideValue, ...] | None:
     """The sides of inline maths with their exact values (None for a side with symbols)."""
     sides: list[_SideValue] = []
     for index, chunk in enumerate(re.split(r"\\approx|\\simeq", latex)):
@@ -42,7 +44,7 @@ def _read_inline(latex: str) -> list[_SideValue] | None:
             if side.node is not None:
                 value = constant_value(side.node)
                 sides.append((value, side.source.strip(), value is None, index > 0 and number == 0))
-    return sides
+    return tuple(sides)
 
 
 def maths_items(
@@ -124,6 +126,7 @@ _PROSE_ARITHMETIC = re.compile(
     rf"(?<![\w.,/^-]){_PROSE_NUMBER}(?:[ \t]*[·×*+−][ \t]*{_PROSE_NUMBER})+(?![\w.,]\d|\w)"
 )
 _PROSE_EQUALS = re.compile(rf"[ \t]*(?P<rel>=|≈)[ \t]*(?P<number>{_PROSE_NUMBER})(?![\w]|[.,]\d)")
+_MAYBE_ARITHMETIC = re.compile(r"[\d⁰¹²³⁴⁵⁶⁷⁸⁹][ \t]*[·×*+−][ \t]*\d")
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
 
 
@@ -145,6 +148,8 @@ def prose_items(
     the number it is said to make, or else judged as a number of its own.
     """
     prose = scanned.prose
+    if _MAYBE_ARITHMETIC.search(prose) is None:
+        return  # most texts: no two numbers joined by an operator, so no full search
     for match in _PROSE_ARITHMETIC.finditer(prose):
         written = match.group()
         try:

@@ -17,6 +17,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from xml.parsers import expat
 
 from coursekit.markdown import scan
@@ -42,13 +43,19 @@ class OrderBook:
     claims: dict[str, tuple[str, Node | None]] = field(default_factory=dict)
 
     def add(self, claim_id: str, order: str, lesson: str) -> None:
-        try:
-            node: Node | None = parse_formula(order)
-        except FormulaError:
-            node = None  # CK801 reports the claim
-        self.claims.setdefault(claim_id, (order, node))
+        self.claims.setdefault(claim_id, (order, _declared_order(order)))
 
 
+@lru_cache(maxsize=4096)
+def _declared_order(order: str) -> Node | None:
+    """An order claim's `order` as a tree (chapters share their orders: read each once)."""
+    try:
+        return parse_formula(order)
+    except FormulaError:
+        return None  # CK801 reports the claim
+
+
+@lru_cache(maxsize=4096)
 def read_order(text: str) -> Node:
     """The argument of an order as a tree: LaTeX (`T^2 d`) or plain text (`log T`, `T²`)."""
     argument = order_argument(text)
