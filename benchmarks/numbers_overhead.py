@@ -6,13 +6,15 @@
 
 Runs `coursekit check --no-cache --structural` on one generated course (benchmarks/generate.py)
 with the two installs in turn, interleaved (old, new, old, new, ...) so that the load of a
-shared machine falls on both alike, and prints the medians and their ratio. The target of
-issue 13: the new scanning costs at most 10% (ratio <= 1.10).
+shared machine falls on both alike, and prints the medians of wall-clock and of CPU time
+(user + system of the process tree) and their ratios. The target of issue 13: the new scanning
+costs at most 10% (CPU ratio <= 1.10; wall time on a crowded machine mostly measures the crowd).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -27,11 +29,17 @@ sys.path.insert(0, str(HERE))
 from generate import generate  # type: ignore[import-not-found]  # noqa: E402
 
 
-def timed(command: list[str], cwd: Path) -> tuple[float, int]:
-    """(seconds, exit code) of one fresh process, as benchmarks/run times it."""
+def timed(command: list[str], cwd: Path) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, exit code) of one fresh process and its children.
+
+    CPU time (user + system, os.wait4) is what the work costs; wall time is what the author
+    waits, and on a crowded machine it mostly measures the crowd.
+    """
     start = time.perf_counter()
-    code = subprocess.run(command, cwd=cwd, capture_output=True, check=False).returncode
-    return time.perf_counter() - start, code
+    child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
 
 
 def main(argv: list[str]) -> int:
@@ -46,18 +54,25 @@ def main(argv: list[str]) -> int:
     work = Path(tempfile.mkdtemp(prefix="coursekit-numbers-"))
     generate(args.chapters, work)
     command = ["check", "--course", "course", "--no-cache", "--structural"]
-    times: dict[str, list[float]] = {"base": [], "new": []}
+    wall: dict[str, list[float]] = {"base": [], "new": []}
+    cpu: dict[str, list[float]] = {"base": [], "new": []}
     codes: dict[str, int] = {}
     for _ in range(args.reps):
         for name, exe in (("base", args.base), ("new", args.new)):
-            seconds, code = timed([exe, *command], work)
-            times[name].append(seconds)
+            seconds, used, code = timed([exe, *command], work)
+            wall[name].append(seconds)
+            cpu[name].append(used)
             codes[name] = code
-    base, new = statistics.median(times["base"]), statistics.median(times["new"])
     print(f"{args.chapters} chapters, cold structural check, medians of {args.reps} (interleaved)")
-    print(f"  base {base:.3f} s (exit {codes['base']})   new {new:.3f} s (exit {codes['new']})")
-    ratio = new / base
-    print(f"  ratio {ratio:.3f}  target <= 1.10  {'PASS' if ratio <= 1.10 else 'MISS'}")
+    print(f"  load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    ratios = {}
+    for label, times in (("wall", wall), ("cpu", cpu)):
+        base, new = statistics.median(times["base"]), statistics.median(times["new"])
+        ratios[label] = new / base
+        print(f"  {label:<4} base {base:.3f} s  new {new:.3f} s  ratio {new / base:.3f}")
+    print(f"  exit codes: base {codes['base']}, new {codes['new']}")
+    ratio = ratios["cpu"]
+    print(f"  CPU ratio {ratio:.3f}  target <= 1.10  {'PASS' if ratio <= 1.10 else 'MISS'}")
     return 0 if ratio <= 1.10 else 1
 
 

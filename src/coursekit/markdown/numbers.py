@@ -21,16 +21,63 @@ from dataclasses import dataclass
 from coursekit.markdown import Scan
 
 _NUMBER = re.compile(r"(?<![\w.,\\/^_{-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|[.,]\d)")
-_ID_WORDS = re.compile(
-    r"(?:\b(?:chapters?|books?|props?\.?|propositions?|figs?\.?|figures?|tables?|sections?|"
-    r"lessons?|eqs?\.?|equations?|parts?|steps?|exercises?|problems?|appendix|theorems?|"
-    r"lemmas?|algorithms?|lines?|pages?|pp?\.|version|v\.?|no\.?|layer)|§)\s*$",
-    re.I,
+# Words that name a thing by its number: "Chapter 4", "Fig. 2", "§4", "step 3".
+_ID_WORDS = frozenset(
+    [
+        "chapter",
+        "chapters",
+        "book",
+        "books",
+        "prop",
+        "props",
+        "proposition",
+        "propositions",
+        "fig",
+        "figs",
+        "figure",
+        "figures",
+        "table",
+        "tables",
+        "section",
+        "sections",
+        "lesson",
+        "lessons",
+        "eq",
+        "eqs",
+        "equation",
+        "equations",
+        "part",
+        "parts",
+        "step",
+        "steps",
+        "exercise",
+        "exercises",
+        "problem",
+        "problems",
+        "appendix",
+        "theorem",
+        "theorems",
+        "lemma",
+        "lemmas",
+        "algorithm",
+        "algorithms",
+        "line",
+        "lines",
+        "page",
+        "pages",
+        "p",
+        "pp",
+        "version",
+        "v",
+        "no",
+        "layer",
+    ]
 )
 _LIST_OR_HEADING = re.compile(r"^[ \t>]*(?:\d{1,9}[.)](?=[ \t]|$)|#{1,6}[ \t]+(?:[\d.]+[ \t]+)?)")
 _QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|\u201c[^\u201d\n]{1,300}\u201d")
 _ORDER = re.compile(
     r"(?:\\mathcal\s*\{\s*O\s*\}|\\mathcal\s+O|\\Theta|\\Omega|Θ|Ω|(?<![\w\\])O)\s*"
+    r"(?=\\left\s*\(|\()"  # only where an argument opens: most capital Os begin words
 )
 _OPEN = re.compile(r"\\left\s*\(|\(")
 _MAX_ORDER = 200
@@ -81,7 +128,11 @@ def _is_id_or_year(prose: str, start: int, text: str) -> bool:
     head = _LIST_OR_HEADING.match(prose, line_start)
     if head is not None and start < head.end():
         return True
-    return _ID_WORDS.search(before[-24:]) is not None
+    tail = before[-24:].rstrip()
+    if tail.endswith("§"):
+        return True
+    words = tail.split()
+    return bool(words) and words[-1].rstrip(".").lower() in _ID_WORDS
 
 
 def orders(scanned: Scan) -> list[Found]:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from functools import partial
 
 from coursekit.markdown import Scan, scan
 from coursekit.markdown.numbers import Found, orders, prose_numbers
@@ -133,7 +134,7 @@ def _text_items(source: Source, text: str, facts: ChapterFacts) -> Iterator[Item
                 labelled = _EQ_LABEL.match(scanned.masked, maths.end) is not None
                 shown = frozenset(_LABELS.findall(scanned.masked))
                 formulas = dict(source.lesson.meta.formulas)
-                where = source.locate(maths.start)
+                where = partial(source.locate, maths.start)
                 yield display_item(source.chapter, where, latex, labelled, formulas, shown)
         else:
             yield from maths_items(source, scanned, (maths.start, maths.end), facts, consumed)
@@ -148,7 +149,9 @@ def _text_items(source: Source, text: str, facts: ChapterFacts) -> Iterator[Item
             yield item
     for found in orders(scanned):
         span = _tag_span(scanned, found, source.path) if source.path is not None else None
-        yield judge_order(source.chapter, found, source.locate(found.start), facts.orders, span)
+        yield judge_order(
+            source.chapter, found, partial(source.locate, found.start), facts.orders, span
+        )
 
 
 def _tag_span(scanned: Scan, found: Found, path: str) -> tuple[str, int, int] | None:

@@ -8,12 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from fractions import Fraction
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from coursekit.markdown import Scan
 from coursekit.markdown.numbers import Found
-from coursekit.model.base import Location
-from coursekit.rules._items import Item
+from coursekit.rules._items import Item, Where
 from coursekit.rules._numbers_judge import ChapterFacts, Source, derived_looking, judge_number
 from coursekit.verify.claims.numbers import read_number, show
 from coursekit.verify.exact import constant_value
@@ -29,6 +28,27 @@ _PAIRED = re.compile(
 _DIGIT = re.compile(r"\d")
 _SideValue = tuple[Fraction | None, str, bool, bool]  # value, LaTeX, has symbols, after an ≈
 _TRAILING_RELATION = re.compile(r"(?:\\approx|=|\\simeq)\s*[.,;]?\s*$")
+
+
+# Arithmetic macros: what is left once they are gone is numbers and operators, or symbols.
+_ARITHMETIC_MACROS = re.compile(
+    r"\\(?:cdot|times|div|[dt]?frac|sqrt|approx|simeq|left|right|quad|qquad|[,;:!])"
+)
+# `T = 50`, `1/T = 0.125`: maths that ends by giving a number.
+_ENDS_IN_NUMBER = re.compile(r"=\s*-?[\d{},.\s]+\\?[.,;]?\s*$")
+
+
+def _holds_a_number(latex: str) -> bool:
+    """Whether inline maths may show a value: arithmetic of numbers, or a side that is one.
+
+    Decided by two searches before the LaTeX reader runs, since most inline maths names
+    symbols (`$h_t$`, `$T^2 d$`) and holds no number a reader would take for a result.
+    """
+    if not _DIGIT.search(latex):
+        return False
+    if not re.search(r"[A-Za-z]", _ARITHMETIC_MACROS.sub(" ", latex)):
+        return True
+    return _ENDS_IN_NUMBER.search(latex) is not None
 
 
 @lru_cache(maxsize=8192)
@@ -56,13 +76,13 @@ def maths_items(
 ) -> Iterator[Item]:
     start, end = bounds
     latex = scanned.text[start + 1 : end - 1]
-    if not _DIGIT.search(latex):
-        return  # no number to account for (most inline maths: `$h_t$`, `$QK^\top$`)
+    if not _holds_a_number(latex):
+        return  # no number a reader reads as a value (most inline maths: `$h_t$`, `$T^2 d$`)
     trailing = _TRAILING_RELATION.search(latex)
     sides = _read_inline(latex[: trailing.start()] if trailing else latex)
     if not sides:
         return
-    where = source.locate(start)
+    where = partial(source.locate, start)
     constants = [s for s in sides if not s[2]]
     if len(constants) >= 2 and len(constants) == len(sides):
         yield _equation(source.chapter, where, latex, constants)
@@ -94,7 +114,7 @@ def _is_operation(source: str) -> bool:
     return bool(re.search(r"[-+*/^]|\\cdot|\\times|\\frac|\\div|\\sqrt", source))
 
 
-def _equation(chapter: str, where: Location, latex: str, sides: list[_SideValue]) -> Item:
+def _equation(chapter: str, where: Where, latex: str, sides: list[_SideValue]) -> Item:
     """Arithmetic the text asserts: each side equal to the first (to the digits an `≈` shows)."""
     first = sides[0][0]
     assert first is not None
@@ -161,7 +181,7 @@ def prose_items(
             continue
         consumed.update(m.start() + match.start() for m in re.finditer(r"\d+", written))
         start, end = match.span()
-        where = source.locate(start)
+        where = partial(source.locate, start)
         equals = _PROSE_EQUALS.match(prose, end) or _PAIRED.match(prose, end)
         if equals is not None:
             number = equals.group("number")

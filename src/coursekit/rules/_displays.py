@@ -16,10 +16,9 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
-from coursekit.model.base import Location
 from coursekit.model.tree import Lesson
 from coursekit.rules import _assume
-from coursekit.rules._items import Item
+from coursekit.rules._items import Item, Where
 from coursekit.rules.base import Context
 from coursekit.rules.outcomes import kept
 from coursekit.verify.claims.numbers import show
@@ -34,7 +33,7 @@ SETTLED = ("accounting", "settled")  # course.derived key of the account after s
 
 def display_item(
     chapter: str,
-    where: Location,
+    where: Where,
     latex: str,
     labelled: bool,
     formulas: dict[str, str] | None = None,
@@ -87,17 +86,17 @@ _LOOKS_LIKE_OFF = (
 )
 
 
-def _settled(chapter: str, status: str, where: Location, latex: str) -> Item:
+def _settled(chapter: str, status: str, where: Where, latex: str) -> Item:
     return Item(chapter, "displays", status, where, latex)
 
 
-def _unverified(chapter: str, where: Location, latex: str, message: str, **more: Any) -> Item:
+def _unverified(chapter: str, where: Where, latex: str, message: str, **more: Any) -> Item:
     return Item(chapter, "displays", "unreadable", where, latex, "CK820", message, **more)
 
 
 def _expression_item(
     chapter: str,
-    where: Location,
+    where: Where,
     latex: str,
     node: Node | None,
     formulas: dict[str, str],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import partial
 
 from coursekit.markdown.numbers import Found
 from coursekit.model.tree import Lesson
@@ -48,7 +49,7 @@ def judge_number(
     chapter: str, found: Found, locate: Locator, facts: ChapterFacts, value: Fraction | None = None
 ) -> Item | None:
     """How one number is accounted for; None for a small plain number nobody would derive."""
-    where = locate(found.start)
+    where = partial(locate, found.start)
     if found.claim is not None:
         return Item(chapter, "numbers", "checked", where, found.text, claim=found.claim)
     written: Written | None = None

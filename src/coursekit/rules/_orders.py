@@ -17,14 +17,14 @@ import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from xml.parsers import expat
 
 from coursekit.markdown import scan
 from coursekit.markdown.numbers import Found, order_argument, orders
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
-from coursekit.rules._items import Item
+from coursekit.rules._items import Item, Where
 from coursekit.rules._texts import yaml_locator
 from coursekit.verify.exact import power_product, shown_product
 from coursekit.verify.expr import FormulaError, parse_formula
@@ -97,7 +97,7 @@ def _declared(order: str, node: Node | None) -> str:
 def judge_order(
     chapter: str,
     found: Found,
-    where: Location,
+    where: Where,
     book: OrderBook,
     span: tuple[str, int, int] | None,
     claim: str | None = None,
@@ -169,7 +169,9 @@ def figure_orders(
             ties = _ties(value, figure.claims, written)
             for found in orders(scan(value)):
                 claim = next((c for a, b, c in ties if a <= found.start and found.end <= b), None)
-                yield judge_order(chapter.id, found, locate(found.start), book, None, claim)
+                yield judge_order(
+                    chapter.id, found, partial(locate, found.start), book, None, claim
+                )
         for phrase, claim in figure.claims.items():
             if phrase not in written:
                 yield Item(
