@@ -109,9 +109,12 @@ def _skipped_spans(scanned: Scan) -> list[tuple[int, int]]:
 def prose_numbers(scanned: Scan) -> list[Found]:
     """Numbers in the prose (maths excluded) that a reader could take for a result."""
     prose = scanned.prose
+    matches = list(_NUMBER.finditer(prose))
+    if not matches:
+        return []
     skipped = _skipped_spans(scanned)
     found: list[Found] = []
-    for match in _NUMBER.finditer(prose):
+    for match in matches:
         start, end = match.span()
         text = match.group()
         if any(a <= start < b for a, b in skipped) or _is_id_or_year(prose, start, text):
