@@ -124,7 +124,13 @@ def chapter_facts(course: Course, chapter: Chapter) -> ChapterFacts:
     return facts
 
 
+# What a text must contain to hold a number, a display or an order: most quiz options do not.
+_ACCOUNTABLE = re.compile(r"\d|\$\$|O\s*\(|Θ|Ω|\\Theta|\\Omega|\\mathcal")
+
+
 def _text_items(source: Source, text: str, facts: ChapterFacts) -> Iterator[Item]:
+    if _ACCOUNTABLE.search(text) is None:
+        return
     scanned = scan(text)
     consumed: set[int] = set()
     for maths in scanned.maths:
