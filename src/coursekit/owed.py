@@ -83,6 +83,7 @@ class ChapterOwed:
     # The files behind each count, by the count's name (a strand, "problems", "exercises",
     # "apparatus", "stubs"): what was counted as written, or where an entry is only planned.
     files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    coverage: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def owes(self) -> int:
@@ -109,7 +110,7 @@ class ChapterOwed:
         )
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        return {  # `coverage`: numbers, displays, orders (kind -> status -> count)
             "id": self.id,
             "book": self.book,
             "path": self.path,
@@ -127,6 +128,7 @@ class ChapterOwed:
             "stubs": list(self.stubs),
             "unverified": self.unverified,
             "files": {name: list(paths) for name, paths in self.files.items()},
+            "coverage": self.coverage,
             # Unknown, not zero, for a chapter that did not load.
             "owes": self.owes if self.loads else None,
         }
@@ -135,9 +137,7 @@ class ChapterOwed:
 def failure_dict(failure: LoadFailure) -> dict[str, object]:
     where = failure.location
     return {
-        "path": where.path,
-        "line": where.line,
-        "column": where.column,
+        **{"path": where.path, "line": where.line, "column": where.column},
         "code": failure.code,
         "message": failure.message,
     }

@@ -53,7 +53,7 @@ def test_statistics_count_per_code(tiny_course: Path, monkeypatch: pytest.Monkey
     code, out, _ = invoke(
         ["check", "--statistics", "--format", "json", "--no-cache"], tiny_course.parent, monkeypatch
     )
-    counts = {row["code"]: row["count"] for row in json.loads(out)}
+    counts = {row["code"]: row["count"] for row in json.loads(out)["codes"]}
     assert counts == {"CK103": 2, "CK104": 1}
 
 

@@ -10,6 +10,9 @@ moves:
   a number used twice, or a number that names nothing today but would name something after.
 - **book and chapter ids** that disagree with their folder (the book's list and the folder
   agree, so the manifest's own `id` is the odd one out).
+- **ties**: an untied number equal to a claim's value (CK815), or an untied order of growth
+  that exactly one order claim matches (CK822), in a lesson, gets its tag:
+  `26,214,400` -> `[26,214,400]{claim=rec-t50}`. Nothing else on the line moves.
 
 Nothing else is reordered. Files with YAML errors (CK101/CK102) are never rewritten.
 """
@@ -135,7 +138,38 @@ class Fixer:
                 self.renumber(chapter, PROPS)
             if self.enabled("figures"):
                 self.renumber(chapter, FIGS)
+        if self.enabled("numbers"):
+            self.tie_to_claims()
         return self.changes
+
+    def tie_to_claims(self) -> None:
+        """Tag each untied number or order that one claim accounts for (CK815, CK822)."""
+        from coursekit.rules._accounting import account
+
+        ties: dict[str, list[tuple[int, int, str]]] = {}
+        for item in account(self.course):
+            if item.code in ("CK815", "CK822") and item.claim and item.span is not None:
+                path, start, end = item.span
+                ties.setdefault(path, []).append((start, end, item.claim))
+        lessons = {
+            lesson.path: (chapter, lesson)
+            for chapter in self.course.chapters.values()
+            for lesson in chapter.lessons.values()
+        }
+        for path, spans in ties.items():
+            chapter, lesson = lessons[path]
+            text = self.text(path)
+            if not self.selected(chapter.dir) or text is None or self.broken(path):
+                continue
+            body = _body_offset(text, lesson.body_line)
+            if text[body : body + len(lesson.body)] != lesson.body:
+                self.note(f"{path}: changed since it was read; numbers not tied")
+                continue
+            for start, end, claim in sorted(spans, reverse=True):
+                shown = text[body + start : body + end]
+                text = f"{text[: body + start]}[{shown}]{{claim={claim}}}{text[body + end :]}"
+                self.fixed += 1
+            self.put(path, text)
 
     def canonical_id(self, chapter: Chapter) -> str:
         """The id the folder and the book's list agree on (else the manifest's own)."""
@@ -259,6 +293,14 @@ class Fixer:
                 for index, number in enumerate(doc.meta.supports):
                     loc = doc.meta.loc("supports", index)
                     yield _Ref(doc.path, -1, -1, number, loc.line)
+
+
+def _body_offset(text: str, line: int) -> int:
+    """Offset of the start of 1-based `line` in `text`."""
+    offset = 0
+    for _ in range(line - 1):
+        offset = text.index("\n", offset) + 1
+    return offset
 
 
 def _set_id(value: str) -> Callable[[YamlEditor], None]:

@@ -136,8 +136,17 @@ def run(
     notes: list[str] = []  # rules may append a line for the summary (shared through options)
     options = {**(options or {}), "notes": notes}
     result = check(project, relative_paths(project.root, paths), options=options, store=store)
+    counts = {}
+    if output_format.startswith("statistics"):
+        from coursekit.rules.coverage import coverage
+
+        counts = coverage(result.course)
     report = Report(
-        diagnostics=result.diagnostics, sources=result.course.texts, color=color, notes=notes
+        diagnostics=result.diagnostics,
+        sources=result.course.texts,
+        color=color,
+        notes=notes,
+        coverage=counts,
     )
     out.write(printable(REPORTERS[output_format](report)))  # valid UTF-8 in every format
     if result.crashed:

@@ -184,6 +184,14 @@ class _Loader(DocumentReader):
             return None
         return candidates[0]
 
+    def load_svg_figures(self, manifest: ChapterManifest, folder: Path) -> None:
+        """An SVG figure's text is read (size-capped, inside the course) for its orders of growth."""
+        for figure in manifest.figures:
+            asset = os.path.normpath(figure.asset)
+            svg = asset.endswith(".svg") and not asset.startswith(("..", "/"))
+            if svg and self.exists(folder / asset):
+                self.text(folder / asset)
+
     def load_chapter(self, book_id: str, folder: Path) -> bool:
         """Load a chapter and its documents; False when its chapter.yaml did not load."""
         path = folder / "chapter.yaml"
@@ -197,6 +205,7 @@ class _Loader(DocumentReader):
             return True  # the duplicate-id rule reports it from the books' lists
         self.course.chapters[manifest.id] = chapter
         chapter.assets = frozenset(self.files_below(folder))
+        self.load_svg_figures(manifest, folder)
         listed_lessons: set[str] = set()
         for index, item in enumerate(manifest.items):
             if item.lesson is None:

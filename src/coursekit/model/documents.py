@@ -127,6 +127,13 @@ class Figure(Node):
     caption: str = ""
     alt: str | None = None
     asset: str
+    claims: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Orders of growth in the title, caption or alt text, as written (`O(T)`), "
+            "each mapped to the id of the order claim that checks it."
+        ),
+    )
 
 
 class ItemRef(Node):
@@ -219,6 +226,10 @@ class Claim(Node):
         default=None,
         description="value/order (or identity, as lhs): count the entries of this expression's value.",
     )
+    variables: list[str] | None = Field(
+        default=None,
+        description="An order claim's growing variables (default: the free symbols).",
+    )
     note: str | None = None
 
 
@@ -263,6 +274,13 @@ class LessonFrontMatter(Node):
     claims: list[Claim] = Field(default_factory=list)
     quiz: list[QuizQuestion] = Field(default_factory=list)
     reading: list[ReadingSource] = Field(default_factory=list)
+    given: list[Scalar] = Field(
+        default_factory=list,
+        description=(
+            "Numbers the lesson states as inputs rather than results (`1000`, `0.1`): "
+            "a number in the text equal to one of them needs no claim."
+        ),
+    )
     status: WritingStatus = Field(default="written", description=STUB_HELP)
 
 

@@ -15,6 +15,8 @@ class Report:
     sources: Mapping[str, str] = field(default_factory=dict)  # path -> text, for excerpts
     color: bool = False
     notes: Sequence[str] = ()  # one line each under the summary (e.g. a weaker sandbox)
+    # Verification coverage, for `--statistics`: chapter -> kind -> status -> count.
+    coverage: Mapping[str, Mapping[str, Mapping[str, int]]] = field(default_factory=dict)
 
     @property
     def errors(self) -> int:

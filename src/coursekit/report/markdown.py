@@ -151,8 +151,44 @@ def render_owed(owed: CourseOwed, title: str = "") -> str:
         f"| {len(total.planned_apparatus) or ''} |",
         "",
     ]
+    lines += _coverage_table(owed)
     # A chapter that owes nothing is fully described by its row above.
     for chapter in owed.chapters:
         if not chapter.complete:
             lines += _chapter_table(chapter)
     return "\n".join(lines)
+
+
+_COVERED = ("numbers", "displays", "orders")
+
+
+def _coverage_cell(counts: dict[str, int]) -> str:
+    total = sum(counts.values())
+    if not total:
+        return ""
+    sure = counts.get("checked", 0) + counts.get("given", 0)
+    rest = ", ".join(
+        f"{counts[s]} {s}" for s in ("untied", "false", "unreadable") if counts.get(s, 0)
+    )
+    return f"{sure}/{total}" + (f" ({rest})" if rest else "")
+
+
+def _coverage_table(owed: CourseOwed) -> list[str]:
+    """Per chapter: numbers, displays and orders checked or given, of all the reader sees."""
+    rows = [
+        f"| {_cell(chapter.id)} | "
+        + " | ".join(_coverage_cell(chapter.coverage.get(kind, {})) for kind in _COVERED)
+        + " |"
+        for chapter in owed.chapters
+        if any(sum(chapter.coverage.get(kind, {}).values()) for kind in _COVERED)
+    ]
+    if not rows:
+        return []
+    return [
+        "Verification coverage: checked or given, of what the reader sees.",
+        "",
+        "| Chapter | Numbers | Displays | Orders |",
+        "|:--|--:|--:|--:|",
+        *rows,
+        "",
+    ]

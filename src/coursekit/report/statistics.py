@@ -1,4 +1,6 @@
-"""`check --statistics`: how many findings per code, most frequent first (like ruff's)."""
+"""`check --statistics`: how many findings per code, most frequent first (like ruff's), and the
+verification coverage: per chapter, how many numbers, displays and orders of growth the reader
+sees are checked, given, untied, false or unreadable."""
 
 from __future__ import annotations
 
@@ -32,13 +34,42 @@ def _rows(report: Report) -> list[dict[str, object]]:
     ]
 
 
+_KINDS = ("numbers", "displays", "orders")
+_STATUSES = ("checked", "given", "untied", "false", "unreadable")
+
+
+def _coverage_lines(report: Report) -> list[str]:
+    """One line per chapter and kind that shows anything, with its checked-or-given share."""
+    lines: list[str] = []
+    for chapter, kinds in report.coverage.items():
+        for kind in _KINDS:
+            counts = kinds.get(kind, {})
+            total = sum(counts.values())
+            if not total:
+                continue
+            sure = counts.get("checked", 0) + counts.get("given", 0)
+            parts = ", ".join(f"{counts.get(s, 0)} {s}" for s in _STATUSES if counts.get(s, 0))
+            lines.append(
+                f"{chapter} {kind}: {sure}/{total} checked or given ({_percent(sure, total)}); {parts}"
+            )
+    if not lines:
+        return []
+    return ["Coverage of what the reader sees (numbers, displays, orders of growth):", *lines, ""]
+
+
+def _percent(part: int, whole: int) -> str:
+    # Floor, so that 99.6% never shows as 100%: 100% means every one.
+    return f"{part * 100 // whole}%" if whole else "100%"
+
+
 @reporter("statistics")
 def render(report: Report) -> str:
     rows = _rows(report)
+    coverage = _coverage_lines(report)
     if not rows:
-        return "All checks passed.\n"
+        return "\n".join([*coverage, "All checks passed."]) + "\n"
     width = max(len(str(row["count"])) for row in rows)
-    lines = [
+    lines = coverage + [
         f"{row['count']!s:>{width}}\t{row['code']}\t{'[*] ' if row['fixable'] else ''}{row['name']}"
         for row in rows
     ]
@@ -50,4 +81,5 @@ def render(report: Report) -> str:
 
 @reporter("statistics-json")
 def render_json(report: Report) -> str:
-    return json.dumps(_rows(report), indent=2, ensure_ascii=False) + "\n"
+    page = {"codes": _rows(report), "coverage": report.coverage}
+    return json.dumps(page, indent=2, ensure_ascii=False) + "\n"

@@ -6,9 +6,11 @@ from coursekit.rules import (
     maturity,  # noqa: F401
     meta,  # noqa: F401
     notation,  # noqa: F401
+    numbers,  # noqa: F401
     problems,  # noqa: F401
     propositions,  # noqa: F401
     quiz,  # noqa: F401
+    reading,  # noqa: F401
     references,  # noqa: F401
     structure,  # noqa: F401
 )

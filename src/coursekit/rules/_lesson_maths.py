@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coursekit.markdown import scan
+from coursekit.markdown.numbers import is_order
 from coursekit.model.tree import Course, Lesson
 from coursekit.rules import _assume, _shapes
 from coursekit.rules.base import Context
@@ -69,7 +70,9 @@ def scan_body(body: str) -> tuple[list[ShownEquation], list[WrittenNumber]]:
                 )
             )
     numbers = [
-        WrittenNumber(tag.value, tag.text, tag.offset) for tag in scanned.tags if tag.key == "claim"
+        WrittenNumber(tag.value, tag.text, tag.offset)
+        for tag in scanned.tags
+        if tag.key == "claim" and not is_order(tag.text)  # orders: coursekit.rules.numbers
     ]
     return equations, numbers
 

@@ -52,9 +52,12 @@ def yaml_locator(course: Course, node: Node, *path: str | int) -> Locator:
     literal scalars, so walking both in step finds the exact line and column even after
     folding; quoted escapes merely shift the walk to the next matching character.
     """
-    start_loc = node.loc(*path)
+    found_start: list[Location] = []  # the value's own location, read on first use
 
     def locate(offset: int) -> Location:
+        if not found_start:
+            found_start.append(node.loc(*path))
+        start_loc = found_start[0]
         text = course.texts.get(start_loc.path)
         value = _value_at(node, path)
         if text is None or value is None:

@@ -11,6 +11,7 @@ its program exists and its solution is published, and is tallied as unverified.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from coursekit.model.tree import Chapter, Problem
@@ -24,7 +25,9 @@ from coursekit.owed import (
     stubs_of,
 )
 from coursekit.rules._broken import chapter_incomplete
+from coursekit.rules._displays import settled
 from coursekit.rules.base import Context, Finding, rule
+from coursekit.rules.coverage import coverage
 
 # The problem family runs the programs once per check and memoises the verdicts.
 from coursekit.rules.problems import problem_confirmed
@@ -44,7 +47,14 @@ def confirmed_by(ctx: Context) -> Confirmed | None:
 
 def owed_of(ctx: Context, chapter_ids: list[str] | None = None) -> CourseOwed:
     """What every chapter owes, with this run's program verdicts: what `coursekit owed` shows."""
-    return course_owed(ctx.course, confirmed_by(ctx), chapter_ids)
+    owed = course_owed(ctx.course, confirmed_by(ctx), chapter_ids)
+    settled(ctx)  # identities in symbols settled by sympy (when formulas are on)
+    counts = coverage(ctx.course)
+    chapters = [
+        replace(chapter, coverage=counts[chapter.id]) if chapter.id in counts else chapter
+        for chapter in owed.chapters
+    ]
+    return replace(owed, chapters=chapters)
 
 
 def _published(ctx: Context) -> Iterator[tuple[Chapter, ChapterOwed]]:

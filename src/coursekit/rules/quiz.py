@@ -14,6 +14,7 @@ ARXIV = re.compile(r"^arXiv:[0-9]{4}\.[0-9]{4,5}(v[0-9]+)?$")
 ARXIV_OLD = re.compile(r"^arXiv:[a-z-]+(\.[A-Z]{2})?/[0-9]{7}(v[0-9]+)?$")  # hep-th/9901001
 DOI = re.compile(r"^(doi:)?10\.[0-9]{4,9}/\S+$", re.I)
 URL = re.compile(r"^https?://\S+$")
+ISBN = re.compile(r"^ISBN[: ]?(?:97[89][- ]?)?(?:[0-9][- ]?){9}[0-9Xx]$")
 BARE_ARXIV = re.compile(r"^(arxiv[: ]?)?([0-9]{4}\.[0-9]{4,5}(v[0-9]+)?)$", re.I)
 
 _NUMBER = (
@@ -213,7 +214,13 @@ def reading_identifier(ctx: Context) -> Iterator[Finding]:
             ident = (source.identifier or "").strip()
             if not ident:
                 continue
-            if ARXIV.match(ident) or ARXIV_OLD.match(ident) or DOI.match(ident) or URL.match(ident):
+            if (
+                ARXIV.match(ident)
+                or ARXIV_OLD.match(ident)
+                or DOI.match(ident)
+                or URL.match(ident)
+                or ISBN.match(ident)
+            ):
                 continue
             bare = BARE_ARXIV.match(ident)
             hint = (
