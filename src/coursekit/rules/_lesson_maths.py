@@ -7,6 +7,7 @@ the `coursekit.verify` verdicts, cached by content in the result store (namespac
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -80,8 +81,10 @@ def lesson_maths(ctx: Context) -> list[LessonMaths]:
         return []
 
     def check_all() -> list[LessonMaths]:
-        results = [_check_lesson(ctx, lesson) for lesson in _lessons(ctx.course)]
-        return [r for r in results if r is not None]
+        found = (_plan_lesson(ctx, lesson) for lesson in _lessons(ctx.course))
+        planned = [p for p in found if p is not None]
+        _verify_uncached(ctx, [p for p in planned if not p.cached])
+        return [p.maths for p in planned]
 
     return ctx.course.derive(NAMESPACE, check_all)
 
@@ -91,7 +94,16 @@ def _lessons(course: Course) -> Iterator[Lesson]:
         yield from chapter.lessons.values()
 
 
-def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
+@dataclass
+class _Planned:
+    maths: LessonMaths  # ``verdicts`` are filled in once checked, unless ``cached``
+    spec: Any  # coursekit.verify.MathsSpec
+    key: str
+    cached: bool
+
+
+def _plan_lesson(ctx: Context, lesson: Lesson) -> _Planned | None:
+    """What the lesson asks to verify, with its verdicts if the store has them."""
     meta = lesson.meta
     equations, numbers = scan_body(lesson.body)
     quiz = [
@@ -101,7 +113,7 @@ def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
     ]
     if not (meta.formulas or meta.claims or equations or numbers or quiz):
         return None
-    from coursekit.verify import MathsSpec, Verdict, verify_document
+    from coursekit.verify import MathsSpec, Verdict
 
     notation = ctx.course.derive(
         (NAMESPACE, "assume", lesson.chapter_id),
@@ -117,20 +129,36 @@ def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
             (claim, _num(meta.quiz[q].answer), _num(meta.quiz[q].margin or 0)) for q, claim in quiz
         ],
     )
-    timeout = float(ctx.config.limits.sympy_seconds)
-    memory_mb = int(ctx.config.limits.sympy_memory_mb)
+    timeout, memory_mb = _limits(ctx)
     key = f"{spec.fingerprint()}:{timeout:g}:{memory_mb}"
     cached = ctx.store.get(NAMESPACE, key)
-    verdicts: list[Any]
-    if isinstance(cached, list):
-        verdicts = [Verdict.from_json(v) for v in cached]
-    else:
-        verdicts = verify_document(spec, timeout, memory_mb=memory_mb)
+    known = isinstance(cached, list)
+    verdicts = [Verdict.from_json(v) for v in cached] if isinstance(cached, list) else []
+    return _Planned(LessonMaths(lesson, equations, numbers, quiz, verdicts), spec, key, known)
+
+
+def _limits(ctx: Context) -> tuple[float, int]:
+    return float(ctx.config.limits.sympy_seconds), int(ctx.config.limits.sympy_memory_mb)
+
+
+def _verify_uncached(ctx: Context, todo: list[_Planned]) -> None:
+    """Verify the lessons the store did not know, all at once across ``jobs`` workers."""
+    if not todo:
+        return
+    from coursekit.verify import verify_documents
+
+    timeout, memory_mb = _limits(ctx)
+    workers = int(ctx.options.get("jobs") or 0) or os.cpu_count() or 1
+    checked = verify_documents(
+        [p.spec for p in todo], timeout, memory_mb=memory_mb, workers=workers
+    )
+    for planned, verdicts in zip(todo, checked, strict=True):
+        planned.maths.verdicts = verdicts
         if all(kept(v.subject, v.status) for v in verdicts):
-            ctx.store.put(NAMESPACE, key, [v.to_json() for v in verdicts])
+            ctx.store.put(NAMESPACE, planned.key, [v.to_json() for v in verdicts])
         else:  # a slow or crowded machine is not a fact about the lesson
-            ctx.store.decline(NAMESPACE, key, f"{lesson.path}: a check depended on the clock")
-    return LessonMaths(lesson, equations, numbers, quiz, verdicts)
+            why = f"{planned.maths.lesson.path}: a check depended on the clock"
+            ctx.store.decline(NAMESPACE, planned.key, why)
 
 
 def _num(value: object) -> str:
