@@ -83,7 +83,13 @@ def lesson_maths(ctx: Context) -> list[LessonMaths]:
     def check_all() -> list[LessonMaths]:
         found = (_plan_lesson(ctx, lesson) for lesson in _lessons(ctx.course))
         planned = [p for p in found if p is not None]
-        _verify_uncached(ctx, [p for p in planned if not p.cached])
+        todo = [p for p in planned if not p.cached]
+        if todo:  # the program servers start meanwhile, rather than after the sympy work
+            # Imported here: importing it at the top would register CK9 before CK8.
+            from coursekit.rules import problems
+
+            problems.start_early(ctx)
+        _verify_uncached(ctx, todo)
         return [p.maths for p in planned]
 
     return ctx.course.derive(NAMESPACE, check_all)
