@@ -15,10 +15,13 @@ change on a shared machine moves both; every figure is a median.
 from __future__ import annotations
 
 import argparse
+import collections
 import os
+import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,14 +34,22 @@ from generate import generate  # type: ignore[import-not-found]  # noqa: E402
 
 
 def timed(command: Sequence[str], cwd: Path) -> tuple[float, int, int]:
-    """(seconds, exit code, max RSS in MB of the process tree) of one fresh process."""
-    start = time.perf_counter()
-    child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    elapsed = time.perf_counter() - start
-    if child.stderr is not None:
-        child.stderr.close()
-    return elapsed, os.waitstatus_to_exitcode(status), usage.ru_maxrss // 1024
+    """(seconds, exit code, max RSS in MB of the process tree) of one fresh process.
+
+    A run that finds something (on a crowded machine: timeouts) says which codes, on stderr.
+    """
+    with tempfile.TemporaryFile() as out:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        elapsed = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            out.seek(0)
+            found = collections.Counter(re.findall(rb"\bCK[0-9]{3}\b", out.read()))
+            codes = ", ".join(f"{k.decode()} x{n}" for k, n in sorted(found.items()))
+            print(f"    ({command[0]}: exit {code}: {codes or 'no codes'})", file=sys.stderr)
+    return elapsed, code, usage.ru_maxrss // 1024
 
 
 def side_by_side(
