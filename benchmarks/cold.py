@@ -7,9 +7,10 @@
 Rows: cold full check (`--no-cache`, sympy and programs) of synthetic courses at each size, with
 the peak RSS of the process tree (os.wait4: the largest process, parent or worker); and the
 end-to-end cost of each of the bundled course's programs, as a fraction of a fresh interpreter
-running that program: (cold full - cold `--no-exec`) / programs, over the median of
-`python -I` running the program's solve() once. Runs of the two tools alternate, so a load
-change on a shared machine moves both; every figure is a median.
+running that program: the median over rounds of (cold full - cold `--no-exec` of the same
+round) / programs, over the median of `python -I` running the program's solve() once. Runs of
+the two tools alternate, so a load change on a shared machine moves both; every figure is a
+median.
 """
 
 from __future__ import annotations
@@ -52,23 +53,27 @@ def timed(command: Sequence[str], cwd: Path) -> tuple[float, int, int]:
     return elapsed, code, usage.ru_maxrss // 1024
 
 
-def side_by_side(
+def alternating(
     commands: dict[str, Sequence[str]], cwd: Path, reps: int
-) -> dict[str, tuple[float, int, int]]:
-    """Median seconds, last exit code and peak RSS of each command, their runs alternating."""
+) -> dict[str, list[tuple[float, int, int]]]:
+    """Every run of each command, the commands taking turns (the order reversed every round)."""
     runs: dict[str, list[tuple[float, int, int]]] = {name: [] for name in commands}
     for index in range(reps):
         order = list(commands) if index % 2 == 0 else list(reversed(commands))
         for name in order:
             runs[name].append(timed(commands[name], cwd))
-    return {
-        name: (
-            statistics.median(t for t, _, _ in got),
-            got[-1][1],
-            max(rss for _, _, rss in got),
-        )
-        for name, got in runs.items()
-    }
+    return runs
+
+
+def summary(runs: list[tuple[float, int, int]]) -> tuple[float, int, int]:
+    """Median seconds, last exit code and peak RSS."""
+    return statistics.median(t for t, _, _ in runs), runs[-1][1], max(rss for _, _, rss in runs)
+
+
+def side_by_side(
+    commands: dict[str, Sequence[str]], cwd: Path, reps: int
+) -> dict[str, tuple[float, int, int]]:
+    return {name: summary(got) for name, got in alternating(commands, cwd, reps).items()}
 
 
 def fresh_program(python: str, program: Path, reps: int) -> float:
@@ -80,11 +85,13 @@ def fresh_program(python: str, program: Path, reps: int) -> float:
     return statistics.median(times)
 
 
-def row(name: str, figures: dict[str, tuple[float, int, int]]) -> None:
-    (new_s, new_code, new_rss), (old_s, old_code, old_rss) = figures["new"], figures["base"]
+def row(
+    name: str, new: tuple[float, int, int], base: tuple[float, int, int], label: str = "new/base"
+) -> None:
+    (new_s, new_code, new_rss), (old_s, old_code, old_rss) = new, base
     print(
-        f"  {name:<34} new {new_s:7.2f} s {new_rss:5d} MB (exit {new_code})   "
-        f"base {old_s:7.2f} s {old_rss:5d} MB (exit {old_code})   new/base {new_s / old_s:.2f}",
+        f"  {name:<38} {new_s:7.2f} s {new_rss:5d} MB (exit {new_code})   "
+        f"{old_s:7.2f} s {old_rss:5d} MB (exit {old_code})   {label} {new_s / old_s:.2f}",
         flush=True,
     )
 
@@ -105,19 +112,23 @@ def main(argv: list[str]) -> int:
     if not args.skip_programs:
         programs = sorted((ROOT / "course").rglob("solution.py"))
         fresh = statistics.median(fresh_program(sys.executable, p, args.reps) for p in programs)
-        full = {n: [t, "check", "--no-cache"] for n, t in tools.items()}
-        bare = {n: [t, "check", "--no-cache", "--no-exec"] for n, t in tools.items()}
-        reps = max(args.reps, 5)
-        with_exec, without = side_by_side(full, ROOT, reps), side_by_side(bare, ROOT, reps)
-        row("bundled course, cold full", with_exec)
-        row("bundled course, cold --no-exec", without)
-        print(f"  fresh `python -I` running one program's solve(): {fresh * 1000:.0f} ms (median)")
+        commands: dict[str, Sequence[str]] = {}
+        for name, tool in tools.items():
+            commands[f"{name} full"] = [tool, "check", "--no-cache"]
+            commands[f"{name} bare"] = [tool, "check", "--no-cache", "--no-exec"]
+        # All four take turns, and each round's programs cost is that round's full minus its
+        # --no-exec run: a load change between rounds cancels out.
+        runs = alternating(commands, ROOT, max(args.reps, 7))
         for name in tools:
-            each = (with_exec[name][0] - without[name][0]) / len(programs)
+            full, bare = runs[f"{name} full"], runs[f"{name} bare"]
+            row(f"bundled course, {name}: full / --no-exec", summary(full), summary(bare), "ratio")
+            each = statistics.median(f[0] - b[0] for f, b in zip(full, bare, strict=True))
+            each /= len(programs)
             print(
                 f"  {name:>4}: {len(programs)} programs cost {each * 1000:6.1f} ms each end to end"
                 f" = {each / fresh:.3f} of a fresh interpreter (target <= 0.1)"
             )
+        print(f"  fresh `python -I` running one program's solve(): {fresh * 1000:.0f} ms (median)")
 
     for size in (int(s) for s in args.sizes.split(",") if s):
         folder = args.work / f"c{size}"
@@ -125,7 +136,8 @@ def main(argv: list[str]) -> int:
             generate(size, folder)
         reps = args.reps if size <= 100 else args.big_reps
         commands = {n: [t, "check", "--course", "course", "--no-cache"] for n, t in tools.items()}
-        row(f"{size} chapters, cold full (x{reps})", side_by_side(commands, folder, reps))
+        got = side_by_side(commands, folder, reps)
+        row(f"{size} chapters, cold full, new / base (x{reps})", got["new"], got["base"])
     print(f"load average now {os.getloadavg()}")
     return 0
 
