@@ -12,6 +12,7 @@ a pass; results come back in the order of the jobs, whoever ran them.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import select
@@ -134,6 +135,10 @@ def _fork_lane(jobs: Sequence[Job], memory_mb: int | None, others: Sequence[_Lan
                     with contextlib.suppress(OSError):
                         os.close(fd)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            # What the parent built (the whole course's model) is never garbage here: keep the
+            # collector off it, or each full collection walks it all and writes to every page
+            # (slower jobs, and copy-on-write copies of the parent's memory).
+            gc.freeze()
             _child(orders_r, reports_w, jobs, memory_mb)
         finally:
             os._exit(0)
