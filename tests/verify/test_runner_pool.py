@@ -185,3 +185,27 @@ def test_no_job_is_lost_or_run_twice(workers: int) -> None:
 
     ran = run_isolated([nth(n) for n in range(25)], timeout=10, workers=workers)
     assert [r.message for r, _ in ran] == [str(n) for n in range(25)]
+
+
+def test_jobs_handed_ahead_to_a_worker_that_dies_or_overruns_run_elsewhere() -> None:
+    """A worker holds a few jobs ahead of the one it runs; its end loses none of them."""
+
+    def crash() -> CheckResult:
+        os._exit(3)
+
+    def spin() -> CheckResult:
+        while True:
+            time.sleep(0.01)
+
+    def nth(n: int) -> Callable[[], CheckResult]:
+        return lambda: CheckResult("ok", str(n))
+
+    bad = {5: crash, 6: crash, 17: spin, 30: crash}
+    jobs = [bad.get(n, nth(n)) for n in range(40)]
+    ran = run_isolated(jobs, timeout=0.5, workers=2)
+    want = {5: "crashed", 6: "crashed", 17: "timeout", 30: "crashed"}
+    assert [r.status for r, _ in ran] == [want.get(n, "ok") for n in range(40)]
+    assert [r.message for r, _ in ran if r.status == "ok"] == [
+        str(n) for n in range(40) if n not in want
+    ]
+    assert no_children_left()

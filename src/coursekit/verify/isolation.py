@@ -20,7 +20,7 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from coursekit.verify.claims import CheckResult
@@ -69,15 +69,23 @@ def _child(orders: int, reports: int, jobs: Sequence[Job], memory_mb: int | None
     with open(orders, "rb") as incoming:
         while line := incoming.readline():
             i = int(line)
-            _write_all(reports, (json.dumps({"start": i}) + "\n").encode())
-            t0 = time.perf_counter()
+            # CLOCK_MONOTONIC is the machine's, the same in the parent: it times the job from
+            # when it really started, however late the parent reads this.
+            t0 = time.monotonic()
+            _write_all(reports, (json.dumps({"start": i, "at": t0}) + "\n").encode())
             res = _safe(jobs[i])
-            msg = {"done": i, "result": _result_json(res), "seconds": time.perf_counter() - t0}
+            end = time.monotonic()
+            msg = {"done": i, "result": _result_json(res), "seconds": end - t0, "at": end}
             _write_all(reports, (json.dumps(msg) + "\n").encode())
 
 
 def _timeout_text(timeout: float) -> str:
     return f"timed out after {timeout:g} s"
+
+
+#: Jobs handed to a worker ahead of the one it runs: it goes on to the next without waiting
+#: for the parent to be scheduled (on a crowded machine that wait is many milliseconds a job).
+AHEAD = 3
 
 
 @dataclass
@@ -87,8 +95,8 @@ class _Lane:
     pid: int
     reports: int
     orders: int
-    job: int = -1
-    started: float = 0.0
+    queue: deque[int] = field(default_factory=deque)  # handed over, not done; [0] runs first
+    started: float = 0.0  # when queue[0] started (or was due to)
     buffer: bytes = b""
 
 
@@ -109,10 +117,15 @@ def run_isolated(
     lanes: list[_Lane] = []
     try:
         while todo or lanes:
+            fresh = []
             while todo and len(lanes) < max(1, workers):
                 lane = _fork_lane(jobs, memory_mb, lanes)
                 lanes.append(lane)
-                _assign(lane, todo.popleft())
+                fresh.append(lane)
+                lane.started = time.monotonic()
+            for _ in range(AHEAD):  # dealt round the new workers, so short lists are shared
+                for lane in fresh:
+                    _top_up(lane, todo, len(lane.queue) + 1)
             _step(lanes, todo, timeout, results)
     finally:
         for lane in lanes:
@@ -147,13 +160,21 @@ def _fork_lane(jobs: Sequence[Job], memory_mb: int | None, others: Sequence[_Lan
     return _Lane(pid, reports_r, orders_w)
 
 
-def _assign(lane: _Lane, index: int) -> None:
-    lane.job = index
-    lane.started = time.monotonic()
-    # A worker that has just died cannot take it: its reports pipe says so, and the job is
-    # recorded as crashed there.
-    with contextlib.suppress(OSError):
-        _write_all(lane.orders, f"{index}\n".encode())
+def _top_up(lane: _Lane, todo: deque[int], depth: int = AHEAD) -> None:
+    """Hand the worker jobs until it holds ``depth`` of them (fewer when the list runs out).
+
+    Near the end of the list a worker holds one job at a time, so that none is left waiting
+    behind a slow job while another worker has nothing to do.
+    """
+    if len(todo) < 4 * AHEAD:
+        depth = 1
+    while todo and len(lane.queue) < depth:
+        index = todo.popleft()
+        lane.queue.append(index)
+        # A worker that has just died cannot take it: its reports pipe says so, and the job
+        # goes back to the list (or, had it started, is recorded as crashed).
+        with contextlib.suppress(OSError):
+            _write_all(lane.orders, f"{index}\n".encode())
 
 
 def _retire(lane: _Lane) -> int | None:
@@ -178,18 +199,21 @@ def _step(
     for lane in list(lanes):
         if lane.reports in ready and not _read_reports(lane, todo, results):
             lanes.remove(lane)
-            if lane.job >= 0:  # it died with a job in hand: never a pass
-                status = _retire(lane)
+            status = _retire(lane)
+            if lane.queue:  # it died with a job in hand (or due): never a pass
                 elapsed = time.monotonic() - lane.started
-                results[lane.job] = (CheckResult("crashed", _death(status)), elapsed)
-            else:
-                _retire(lane)
-        elif lane.job >= 0 and time.monotonic() >= lane.started + timeout:
+                results[lane.queue.popleft()] = (CheckResult("crashed", _death(status)), elapsed)
+            todo.extendleft(reversed(lane.queue))  # not started: run by another worker
+        elif lane.queue and time.monotonic() >= lane.started + timeout:
             lanes.remove(lane)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(lane.pid, signal.SIGKILL)
             _retire(lane)
-            results[lane.job] = (CheckResult("timeout", _timeout_text(timeout)), timeout)
+            results[lane.queue.popleft()] = (
+                CheckResult("timeout", _timeout_text(timeout)),
+                timeout,
+            )
+            todo.extendleft(reversed(lane.queue))
 
 
 def _read_reports(
@@ -204,17 +228,18 @@ def _read_reports(
         line, lane.buffer = lane.buffer.split(b"\n", 1)
         msg = json.loads(line)
         if "start" in msg:
-            lane.started = time.monotonic()
+            lane.started = float(msg["at"])
             continue
         r = msg["result"]
-        results[int(msg["done"])] = (
+        results[lane.queue.popleft()] = (
             CheckResult(r["status"], r["message"], r["offset"], r["field"], r["value"]),
             msg["seconds"],
         )
-        lane.job = -1
-        if not todo:
+        # The next job starts now, whether or not its start has reached us yet.
+        lane.started = float(msg["at"])
+        _top_up(lane, todo)
+        if not lane.queue:
             return False  # nothing left for it: retired as idle
-        _assign(lane, todo.popleft())
     return True
 
 
