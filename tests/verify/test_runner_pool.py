@@ -209,3 +209,33 @@ def test_jobs_handed_ahead_to_a_worker_that_dies_or_overruns_run_elsewhere() -> 
         str(n) for n in range(40) if n not in want
     ]
     assert no_children_left()
+
+
+def test_lessons_with_the_same_maths_are_verified_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One at a time, the second found the first's verdicts in the store; at once, likewise."""
+    import coursekit.verify
+    from coursekit.engine import check
+    from coursekit.project import find_project
+    from coursekit.rules.base import MemoryStore
+
+    course = _course(tmp_path)
+    lessons = sorted(course.rglob("counting-multiplications.md"))
+    assert len(lessons) == 3
+    lessons[1].write_text(lessons[2].read_text())  # chapter 2 repeats chapter 3's lesson
+    real = coursekit.verify.verify_documents
+    asked: list[MathsSpec] = []
+
+    def counting(specs: list[MathsSpec], *args: object, **kwargs: object) -> object:
+        asked.extend(specs)
+        return real(specs, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(coursekit.verify, "verify_documents", counting)
+    project = find_project(course, course)
+    found = check(project, options={"exec": False, "jobs": 2}, store=MemoryStore()).diagnostics
+    fingerprints = [spec.fingerprint() for spec in asked]
+    assert len(set(fingerprints)) == len(fingerprints)  # nothing verified twice
+    with_maths = sum(1 for p in course.rglob("*.md") if "claims:" in p.read_text())
+    assert len(asked) == with_maths - 1
+    assert sorted(d.code for d in found if d.code.startswith("CK8")) == ["CK808", "CK808"]

@@ -148,23 +148,33 @@ def _limits(ctx: Context) -> tuple[float, int]:
 
 
 def _verify_uncached(ctx: Context, todo: list[_Planned]) -> None:
-    """Verify the lessons the store did not know, all at once across ``jobs`` workers."""
+    """Verify the lessons the store did not know, all at once across ``jobs`` workers.
+
+    Lessons whose maths is the same (the same key) are verified once: one at a time, the
+    second would have found the first's verdicts in the store.
+    """
     if not todo:
         return
     from coursekit.verify import verify_documents
 
+    distinct: dict[str, _Planned] = {}
+    for planned in todo:
+        distinct.setdefault(planned.key, planned)
     timeout, memory_mb = _limits(ctx)
     workers = int(ctx.options.get("jobs") or 0) or os.cpu_count() or 1
     checked = verify_documents(
-        [p.spec for p in todo], timeout, memory_mb=memory_mb, workers=workers
+        [p.spec for p in distinct.values()], timeout, memory_mb=memory_mb, workers=workers
     )
-    for planned, verdicts in zip(todo, checked, strict=True):
-        planned.maths.verdicts = verdicts
+    by_key = dict(zip(distinct, checked, strict=True))
+    for planned in todo:
+        planned.maths.verdicts = list(by_key[planned.key])
+    for key, first in distinct.items():
+        verdicts = by_key[key]
         if all(kept(v.subject, v.status) for v in verdicts):
-            ctx.store.put(NAMESPACE, planned.key, [v.to_json() for v in verdicts])
+            ctx.store.put(NAMESPACE, key, [v.to_json() for v in verdicts])
         else:  # a slow or crowded machine is not a fact about the lesson
-            why = f"{planned.maths.lesson.path}: a check depended on the clock"
-            ctx.store.decline(NAMESPACE, planned.key, why)
+            why = f"{first.maths.lesson.path}: a check depended on the clock"
+            ctx.store.decline(NAMESPACE, key, why)
 
 
 def _num(value: object) -> str:
