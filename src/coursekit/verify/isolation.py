@@ -117,8 +117,9 @@ def run_isolated(
     lanes: list[_Lane] = []
     try:
         while todo or lanes:
-            fresh = []
-            while todo and len(lanes) < max(1, workers):
+            fresh: list[_Lane] = []
+            # Never more workers than jobs: an idle one would hold no deadline to wait on.
+            while len(lanes) < min(max(1, workers), len(lanes) + len(todo) - len(fresh)):
                 lane = _fork_lane(jobs, memory_mb, lanes)
                 lanes.append(lane)
                 fresh.append(lane)
