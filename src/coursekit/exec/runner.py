@@ -381,10 +381,19 @@ def run_programs(
     progress: Progress | None = None,
     *,
     sandbox: str = "auto",
+    runner: Runner | None = None,
 ) -> list[Outcome]:
-    """Run each job's ``solve()`` in its own confined process; one Outcome per job, in order."""
+    """Run each job's ``solve()`` in its own confined process; one Outcome per job, in order.
+
+    ``runner``: a pool started earlier (its servers may still be starting: `Runner.run` waits
+    for them), used instead of a new one and closed afterwards.
+    """
     job_list = list(jobs)
     if not job_list:
+        if runner is not None:
+            runner.close()
         return []
-    with Runner(min(parallel or os.cpu_count() or 1, len(job_list)), sandbox=sandbox) as runner:
+    if runner is None:
+        runner = Runner(min(parallel or os.cpu_count() or 1, len(job_list)), sandbox=sandbox)
+    with runner:
         return runner.run(job_list, limits, progress)

@@ -7,6 +7,7 @@ the `coursekit.verify` verdicts, cached by content in the result store (namespac
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -83,8 +84,16 @@ def lesson_maths(ctx: Context) -> list[LessonMaths]:
         return []
 
     def check_all() -> list[LessonMaths]:
-        results = [_check_lesson(ctx, lesson) for lesson in _lessons(ctx.course)]
-        return [r for r in results if r is not None]
+        found = (_plan_lesson(ctx, lesson) for lesson in _lessons(ctx.course))
+        planned = [p for p in found if p is not None]
+        todo = [p for p in planned if not p.cached]
+        if todo:  # the program servers start meanwhile, rather than after the sympy work
+            # Imported here: importing it at the top would register CK9 before CK8.
+            from coursekit.rules import problems
+
+            problems.start_early(ctx)
+        _verify_uncached(ctx, todo)
+        return [p.maths for p in planned]
 
     return ctx.course.derive(NAMESPACE, check_all)
 
@@ -94,7 +103,16 @@ def _lessons(course: Course) -> Iterator[Lesson]:
         yield from chapter.lessons.values()
 
 
-def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
+@dataclass
+class _Planned:
+    maths: LessonMaths  # ``verdicts`` are filled in once checked, unless ``cached``
+    spec: Any  # coursekit.verify.MathsSpec
+    key: str
+    cached: bool
+
+
+def _plan_lesson(ctx: Context, lesson: Lesson) -> _Planned | None:
+    """What the lesson asks to verify, with its verdicts if the store has them."""
     meta = lesson.meta
     equations, numbers = scan_body(lesson.body)
     quiz = [
@@ -104,7 +122,7 @@ def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
     ]
     if not (meta.formulas or meta.claims or equations or numbers or quiz):
         return None
-    from coursekit.verify import MathsSpec, Verdict, verify_document
+    from coursekit.verify import MathsSpec, Verdict
 
     notation = ctx.course.derive(
         (NAMESPACE, "assume", lesson.chapter_id),
@@ -126,20 +144,46 @@ def _check_lesson(ctx: Context, lesson: Lesson) -> LessonMaths | None:
         shapes=shaped.shapes,
         rowwise=shaped.rowwise,
     )
-    timeout = float(ctx.config.limits.sympy_seconds)
-    memory_mb = int(ctx.config.limits.sympy_memory_mb)
+    timeout, memory_mb = _limits(ctx)
     key = f"{spec.fingerprint()}:{timeout:g}:{memory_mb}"
     cached = ctx.store.get(NAMESPACE, key)
-    verdicts: list[Any]
-    if isinstance(cached, list):
-        verdicts = [Verdict.from_json(v) for v in cached]
-    else:
-        verdicts = verify_document(spec, timeout, memory_mb=memory_mb)
+    known = isinstance(cached, list)
+    verdicts = [Verdict.from_json(v) for v in cached] if isinstance(cached, list) else []
+    return _Planned(LessonMaths(lesson, equations, numbers, quiz, verdicts), spec, key, known)
+
+
+def _limits(ctx: Context) -> tuple[float, int]:
+    return float(ctx.config.limits.sympy_seconds), int(ctx.config.limits.sympy_memory_mb)
+
+
+def _verify_uncached(ctx: Context, todo: list[_Planned]) -> None:
+    """Verify the lessons the store did not know, all at once across ``jobs`` workers.
+
+    Lessons whose maths is the same (the same key) are verified once: one at a time, the
+    second would have found the first's verdicts in the store.
+    """
+    if not todo:
+        return
+    from coursekit.verify import verify_documents
+
+    distinct: dict[str, _Planned] = {}
+    for planned in todo:
+        distinct.setdefault(planned.key, planned)
+    timeout, memory_mb = _limits(ctx)
+    workers = int(ctx.options.get("jobs") or 0) or os.cpu_count() or 1
+    checked = verify_documents(
+        [p.spec for p in distinct.values()], timeout, memory_mb=memory_mb, workers=workers
+    )
+    by_key = dict(zip(distinct, checked, strict=True))
+    for planned in todo:
+        planned.maths.verdicts = list(by_key[planned.key])
+    for key, first in distinct.items():
+        verdicts = by_key[key]
         if all(kept(v.subject, v.status) for v in verdicts):
             ctx.store.put(NAMESPACE, key, [v.to_json() for v in verdicts])
         else:  # a slow or crowded machine is not a fact about the lesson
-            ctx.store.decline(NAMESPACE, key, f"{lesson.path}: a check depended on the clock")
-    return LessonMaths(lesson, equations, numbers, quiz, verdicts)
+            why = f"{first.maths.lesson.path}: a check depended on the clock"
+            ctx.store.decline(NAMESPACE, key, why)
 
 
 def _num(value: object) -> str:

@@ -16,8 +16,12 @@ CK404. `coursekit check --no-exec` skips this family.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
+import os
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -120,9 +124,7 @@ def verdicts(ctx: Context) -> dict[str, Verdict]:
     """Each runnable target's verdict (keyed by its manifest path), computed once per run."""
     if ctx.options.get("exec", True) is False:
         return {}
-    return ctx.course.derive(
-        NAMESPACE, lambda: _run(ctx, [t for t in targets(ctx.course) if _runnable(t)])
-    )
+    return ctx.course.derive(NAMESPACE, lambda: _run(ctx))
 
 
 def problem_confirmed(ctx: Context, manifest_path: str) -> bool | None:
@@ -131,8 +133,23 @@ def problem_confirmed(ctx: Context, manifest_path: str) -> bool | None:
     return None if verdict is None else verdict.confirmed
 
 
-def _run(ctx: Context, todo: list[Target]) -> dict[str, Verdict]:
-    from coursekit.exec import Job, Limits, run_programs, sandbox_note
+@dataclass
+class _Todo:
+    """The verdicts the store knows, and the programs still to run (with their store keys)."""
+
+    known: dict[str, Verdict]
+    jobs: list[Any]  # coursekit.exec.Job
+    keys: dict[str, str]
+    limits: Any  # coursekit.exec.Limits
+
+
+def _todo(ctx: Context) -> _Todo:
+    """Computed once per run: by `start_early` when it is called, else by the first rule."""
+    return ctx.course.derive((NAMESPACE, "todo"), lambda: _sort_out(ctx))
+
+
+def _sort_out(ctx: Context) -> _Todo:
+    from coursekit.exec import Job, Limits
 
     config = ctx.config.limits
     limits = Limits(
@@ -141,10 +158,10 @@ def _run(ctx: Context, todo: list[Target]) -> dict[str, Verdict]:
         memory_mb=int(config.exec_memory_mb),
         output_kb=int(config.exec_output_kb),
     )
-    result: dict[str, Verdict] = {}
-    jobs: list[Job] = []
-    keys: dict[str, str] = {}
-    for target in todo:
+    todo = _Todo({}, [], {}, limits)
+    for target in targets(ctx.course):
+        if not _runnable(target):
+            continue
         assert target.program.source is not None
         job = Job(target.manifest_path, target.program.source, target.program.path)
         solution = target.solution
@@ -154,28 +171,85 @@ def _run(ctx: Context, todo: list[Target]) -> dict[str, Verdict]:
         key = f"{job.fingerprint(limits)}:{published}"
         cached = ctx.store.get(NAMESPACE, key)
         if isinstance(cached, dict):
-            result[target.manifest_path] = Verdict.from_json(cached)
+            todo.known[target.manifest_path] = Verdict.from_json(cached)
         else:
-            jobs.append(job)
-            keys[target.manifest_path] = key
-    if not jobs:
-        return result
-    by_path = {t.manifest_path: t for t in todo}
-    progress = ctx.options.get("progress")
-    outcomes = run_programs(
-        jobs,
-        limits,
-        parallel=int(ctx.options.get("jobs") or 0) or None,
-        progress=progress if callable(progress) else None,
+            todo.jobs.append(job)
+            todo.keys[target.manifest_path] = key
+    return todo
+
+
+def _parallel(ctx: Context, jobs: int) -> int:
+    return max(1, min(int(ctx.options.get("jobs") or 0) or os.cpu_count() or 1, jobs))
+
+
+def start_early(ctx: Context) -> None:
+    """Start the program servers now, in the background, if programs will run in this check.
+
+    A server takes a few hundred milliseconds to start (a fresh interpreter importing numpy):
+    called before other long work (the sympy checks), that start-up overlaps it instead of
+    following it. Nothing starts when every program's verdict is in the store.
+    """
+    if ctx.options.get("exec", True) is False or not _selected(ctx):
+        return
+    todo = _todo(ctx)
+    if todo.jobs:
+        ctx.course.derive((NAMESPACE, "runner"), lambda: _starting(_parallel(ctx, len(todo.jobs))))
+
+
+def _selected(ctx: Context) -> bool:
+    from coursekit.rules.base import REGISTRY
+
+    return any(
+        code.startswith("CK9") and ctx.config.selects(code, r.name) for code, r in REGISTRY.items()
     )
+
+
+def _starting(parallel: int) -> Any:
+    """A runner whose servers start in a thread; `Runner.run` waits for them (its lock)."""
+    from coursekit.exec import Runner, RunnerError
+
+    runner = Runner(parallel)
+
+    def start() -> None:
+        # A server that cannot start is reported where the programs run: run() starts again.
+        with contextlib.suppress(RunnerError, OSError):
+            runner.start()
+
+    threading.Thread(target=start, name="coursekit-exec-start", daemon=True).start()
+    atexit.register(runner.close)  # should no rule ask for the programs after all
+    return runner
+
+
+def _run(ctx: Context) -> dict[str, Verdict]:
+    from coursekit.exec import Runner, run_programs, sandbox_note
+
+    todo = _todo(ctx)
+    result = dict(todo.known)
+    if not todo.jobs:
+        return result
+    early = ctx.course.derived.pop((NAMESPACE, "runner"), None)
+    progress = ctx.options.get("progress")
+    try:
+        outcomes = run_programs(
+            todo.jobs,
+            todo.limits,
+            parallel=_parallel(ctx, len(todo.jobs)),
+            progress=progress if callable(progress) else None,
+            runner=early if isinstance(early, Runner) else None,
+        )
+    finally:
+        if isinstance(early, Runner):
+            early.close()  # already closed, unless run_programs was replaced (tests)
+            atexit.unregister(early.close)
     notes = ctx.options.get("notes")
     if isinstance(notes, list) and (note := sandbox_note(outcomes)):
         notes.append(note)
+    by_path = {t.manifest_path: t for t in targets(ctx.course)}
     for outcome in outcomes:
         target = by_path[outcome.key]
         verdict = _judge(target, outcome)
         result[target.manifest_path] = verdict
-        key = keys[target.manifest_path]
+        key = todo.keys[target.manifest_path]
         # The table says what may be kept: timeouts and crashes (a killed worker, and every
         # runner failure, which the runner reports as crashed) are not facts about the program.
         if program_outcome(verdict.status).kept:

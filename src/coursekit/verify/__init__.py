@@ -6,7 +6,8 @@ the worker processes are forked).
 
 Public API:
 
-* :class:`MathsSpec`, :class:`Verdict`, :func:`verify_document` -- check a whole document, each
+* :class:`MathsSpec`, :class:`Verdict`, :func:`verify_document` (:func:`verify_documents` for
+  many at once, across cores) -- check a whole document, each
   sympy job under a time limit in a forked worker (``runner``);
 * :class:`Claim`, :class:`Context`, :func:`check_claim`, :func:`check_equation_latex`,
   :func:`check_number`, :func:`check_quiz_answer`, :class:`CheckResult` (``claims``);
@@ -30,7 +31,13 @@ from coursekit.verify.claims import (
 from coursekit.verify.declared import parse_formulas
 from coursekit.verify.expr import FormulaError, Limits, parse_formula
 from coursekit.verify.latex import parse_latex, parse_latex_sides
-from coursekit.verify.runner import DEFAULT_TIMEOUT, MathsSpec, Verdict, verify_document
+from coursekit.verify.runner import (
+    DEFAULT_TIMEOUT,
+    MathsSpec,
+    Verdict,
+    verify_document,
+    verify_documents,
+)
 
 __all__ = [
     "CLAIM_KINDS",
@@ -53,4 +60,5 @@ __all__ = [
     "parse_latex_sides",
     "read_number",
     "verify_document",
+    "verify_documents",
 ]

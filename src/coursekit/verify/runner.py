@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from coursekit.verify.claims import (
+    CheckResult,
     Claim,
     Context,
     check_claim,
@@ -201,7 +202,73 @@ def verify_document(
 
     Verdicts come in a fixed order: spec, formulas, shapes, claims, equations, numbers, quiz.
     """
-    out: list[Verdict] = []
+    (verdicts,) = verify_documents(
+        [spec], timeout, isolate=isolate, memory_mb=memory_mb, limits=limits
+    )
+    return verdicts
+
+
+def verify_documents(
+    specs: Sequence[MathsSpec],
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    isolate: bool = True,
+    memory_mb: int | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    workers: int = 1,
+) -> list[list[Verdict]]:
+    """:func:`verify_document` for each spec, with the sympy jobs of all of them shared out
+    across ``workers`` forked workers at once (one list of verdicts per spec, in order).
+
+    The verdicts are the same whatever ``workers`` is: each job's result depends on the job
+    alone, and every job keeps its own time and memory limit.
+    """
+    planned = [_prepare(spec, limits) for spec in specs]
+    jobs: list[Job] = [job for plan in planned for job in plan.jobs]
+    if jobs and isolate:
+        from coursekit.verify.symbolic import sympy_module
+
+        warm(sympy_module())  # once here, so every forked worker starts warm
+        ran = run_isolated(jobs, timeout, memory_mb=memory_mb, workers=workers)
+    else:
+        ran = run_inline(jobs, timeout)
+    out: list[list[Verdict]] = []
+    first = 0
+    for plan in planned:
+        out.append(plan.finish(ran[first : first + len(plan.jobs)]))
+        first += len(plan.jobs)
+    return out
+
+
+@dataclass
+class _Planned:
+    """One document before its sympy jobs run: what is known already, and the jobs."""
+
+    spec: MathsSpec
+    head: list[Verdict]  # the spec's and the formulas' verdicts
+    jobs: list[Job]
+    owners: list[_Owner]
+    pre: dict[tuple[str, int], Verdict]
+    done: bool = False  # the assumptions failed: ``head`` is the whole answer
+
+    def finish(self, ran: Sequence[tuple[CheckResult, float]]) -> list[Verdict]:
+        out = list(self.head)
+        if self.done:
+            return out
+        done: dict[tuple[str, int], Verdict] = dict(self.pre)
+        for (subject, key, index), (res, secs) in zip(self.owners, ran, strict=True):
+            done[(subject, index)] = Verdict(
+                subject, key, index, res.status, res.message, res.offset, res.field, res.value, secs
+            )
+        for i in range(len(self.spec.claims)):
+            out.append(done[("claim", i)])
+        for j in range(len(self.spec.equations)):
+            out.append(done[("equation", j)])
+        out.extend(_derived_verdicts(self.spec, out))
+        return out
+
+
+def _prepare(spec: MathsSpec, limits: Limits) -> _Planned:
     try:
         ctx = Context(
             dict(spec.assume),
@@ -211,43 +278,24 @@ def verify_document(
             rowwise=spec.rowwise,
         )
     except FormulaError as exc:
-        out.append(Verdict("spec", "assume", 0, "error", exc.message, field="assume"))
-        out.extend(_skip_all(spec, "the assumptions have an error"))
-        return out
-
+        head = [Verdict("spec", "assume", 0, "error", exc.message, field="assume")]
+        head.extend(_skip_all(spec, "the assumptions have an error"))
+        return _Planned(spec, head, [], [], {}, done=True)
+    head = []
     for i, (name, _text) in enumerate(spec.formulas):
         err = ctx.errors.get(name)
         if err is None:
-            out.append(Verdict("formula", name, i, "ok", f"{name} parses"))
+            head.append(Verdict("formula", name, i, "ok", f"{name} parses"))
         else:
-            out.append(
+            head.append(
                 Verdict("formula", name, i, "error", err.message, offset=err.offset, field=name)
             )
-
-    out.extend(
+    head.extend(
         Verdict("shape", name, i, status, message, offset=offset, field=name)
         for name, i, status, message, offset in shape_verdicts(ctx)
     )
     jobs, owners, pre = _plan(spec, ctx)
-    if jobs and isolate:
-        from coursekit.verify.symbolic import sympy_module
-
-        warm(sympy_module())  # once here, so every forked worker starts warm
-        ran = run_isolated(jobs, timeout, memory_mb=memory_mb)
-    else:
-        ran = run_inline(jobs, timeout)
-    done: dict[tuple[str, int], Verdict] = dict(pre)
-    for (subject, key, index), (res, secs) in zip(owners, ran, strict=True):
-        done[(subject, index)] = Verdict(
-            subject, key, index, res.status, res.message, res.offset, res.field, res.value, secs
-        )
-    for i in range(len(spec.claims)):
-        out.append(done[("claim", i)])
-    for j in range(len(spec.equations)):
-        out.append(done[("equation", j)])
-
-    out.extend(_derived_verdicts(spec, out))
-    return out
+    return _Planned(spec, head, jobs, owners, pre)
 
 
 #: Who each job reports for: (subject, key, index).
@@ -362,6 +410,7 @@ __all__ = [
     "MathsSpec",
     "Verdict",
     "verify_document",
+    "verify_documents",
 ]
 
 

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""The cold path, this tree against another coursekit (today's main), side by side in one run.
+
+    python benchmarks/cold.py --base /work/wt/base/.venv/bin/coursekit
+    python benchmarks/cold.py --base ... --sizes 10,100,1000 --reps 3 --big-reps 1
+
+Rows: cold full check (`--no-cache`, sympy and programs) of synthetic courses at each size, with
+the peak RSS of the process tree (os.wait4: the largest process, parent or worker); and the
+end-to-end cost of each of the bundled course's programs, as a fraction of a fresh interpreter
+running that program: the median over rounds of (cold full - cold `--no-exec` of the same
+round) / programs, over the median of `python -I` running the program's solve() once. Runs of
+the two tools alternate, so a load change on a shared machine moves both; every figure is a
+median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from generate import generate  # type: ignore[import-not-found]  # noqa: E402
+
+
+def timed(command: Sequence[str], cwd: Path) -> tuple[float, int, int]:
+    """(seconds, exit code, max RSS in MB of the process tree) of one fresh process.
+
+    A run that finds something (on a crowded machine: timeouts) says which codes, on stderr.
+    """
+    with tempfile.TemporaryFile() as out:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        elapsed = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            out.seek(0)
+            found = collections.Counter(re.findall(rb"\bCK[0-9]{3}\b", out.read()))
+            codes = ", ".join(f"{k.decode()} x{n}" for k, n in sorted(found.items()))
+            print(f"    ({command[0]}: exit {code}: {codes or 'no codes'})", file=sys.stderr)
+    return elapsed, code, usage.ru_maxrss // 1024
+
+
+def alternating(
+    commands: dict[str, Sequence[str]], cwd: Path, reps: int
+) -> dict[str, list[tuple[float, int, int]]]:
+    """Every run of each command, the commands taking turns (the order reversed every round)."""
+    runs: dict[str, list[tuple[float, int, int]]] = {name: [] for name in commands}
+    for index in range(reps):
+        order = list(commands) if index % 2 == 0 else list(reversed(commands))
+        for name in order:
+            runs[name].append(timed(commands[name], cwd))
+    return runs
+
+
+def summary(runs: list[tuple[float, int, int]]) -> tuple[float, int, int]:
+    """Median seconds, last exit code and peak RSS."""
+    return statistics.median(t for t, _, _ in runs), runs[-1][1], max(rss for _, _, rss in runs)
+
+
+def side_by_side(
+    commands: dict[str, Sequence[str]], cwd: Path, reps: int
+) -> dict[str, tuple[float, int, int]]:
+    return {name: summary(got) for name, got in alternating(commands, cwd, reps).items()}
+
+
+def fresh_program(python: str, program: Path, reps: int) -> float:
+    """Median seconds of a fresh interpreter running the program's solve() once."""
+    code = "import runpy, sys; runpy.run_path(sys.argv[1])['solve']()"
+    times = [
+        timed([python, "-I", "-c", code, str(program)], program.parent)[0] for _ in range(reps)
+    ]
+    return statistics.median(times)
+
+
+def row(
+    name: str, new: tuple[float, int, int], base: tuple[float, int, int], label: str = "new/base"
+) -> None:
+    (new_s, new_code, new_rss), (old_s, old_code, old_rss) = new, base
+    print(
+        f"  {name:<38} {new_s:7.2f} s {new_rss:5d} MB (exit {new_code})   "
+        f"{old_s:7.2f} s {old_rss:5d} MB (exit {old_code})   {label} {new_s / old_s:.2f}",
+        flush=True,
+    )
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", required=True, help="the coursekit to compare with")
+    parser.add_argument("--new", default=str(Path(sys.executable).parent / "coursekit"))
+    parser.add_argument("--sizes", default="10,100")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--big-reps", type=int, default=1, help="reps at sizes over 100")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/coursekit-cold"))
+    parser.add_argument("--skip-programs", action="store_true")
+    args = parser.parse_args(argv)
+    tools = {"new": args.new, "base": args.base}
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()}; medians, runs alternating")
+
+    if not args.skip_programs:
+        programs = sorted((ROOT / "course").rglob("solution.py"))
+        fresh = statistics.median(fresh_program(sys.executable, p, args.reps) for p in programs)
+        commands: dict[str, Sequence[str]] = {}
+        for name, tool in tools.items():
+            commands[f"{name} full"] = [tool, "check", "--no-cache"]
+            commands[f"{name} bare"] = [tool, "check", "--no-cache", "--no-exec"]
+        # All four take turns, and each round's programs cost is that round's full minus its
+        # --no-exec run: a load change between rounds cancels out.
+        runs = alternating(commands, ROOT, max(args.reps, 7))
+        for name in tools:
+            full, bare = runs[f"{name} full"], runs[f"{name} bare"]
+            row(f"bundled course, {name}: full / --no-exec", summary(full), summary(bare), "ratio")
+            each = statistics.median(f[0] - b[0] for f, b in zip(full, bare, strict=True))
+            each /= len(programs)
+            print(
+                f"  {name:>4}: {len(programs)} programs cost {each * 1000:6.1f} ms each end to end"
+                f" = {each / fresh:.3f} of a fresh interpreter (target <= 0.1)"
+            )
+        print(f"  fresh `python -I` running one program's solve(): {fresh * 1000:.0f} ms (median)")
+
+    for size in (int(s) for s in args.sizes.split(",") if s):
+        folder = args.work / f"c{size}"
+        if not (folder / "course").exists():
+            generate(size, folder)
+        reps = args.reps if size <= 100 else args.big_reps
+        commands = {n: [t, "check", "--course", "course", "--no-cache"] for n, t in tools.items()}
+        got = side_by_side(commands, folder, reps)
+        row(f"{size} chapters, cold full, new / base (x{reps})", got["new"], got["base"])
+    print(f"load average now {os.getloadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

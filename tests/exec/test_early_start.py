@@ -1,0 +1,104 @@
+"""The program servers start while the sympy work runs, once per check, and only when needed."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import coursekit.verify
+from coursekit.engine import check
+from coursekit.exec import runner as exec_runner
+from coursekit.project import find_project
+from coursekit.rules.base import MemoryStore
+
+ROOT = Path(__file__).parents[2]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from generate import generate  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    course: Path = generate(2, tmp_path_factory.mktemp("gen") / "c")
+    assert list(course.rglob("solution.py")) and "claims:" in "".join(
+        p.read_text() for p in course.rglob("*.md")
+    )
+    return course
+
+
+class Clock:
+    """When servers were asked to start, and when the sympy work began and ended."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.servers: list[float] = []
+        self.sympy: list[tuple[float, float]] = []
+        real_init = exec_runner._Server.__init__
+        real_verify = coursekit.verify.verify_documents
+
+        def init(server: Any, *args: Any, **kwargs: Any) -> None:
+            self.servers.append(time.monotonic())
+            real_init(server, *args, **kwargs)
+
+        def verify(*args: Any, **kwargs: Any) -> Any:
+            began = time.monotonic()
+            try:
+                return real_verify(*args, **kwargs)
+            finally:
+                self.sympy.append((began, time.monotonic()))
+
+        monkeypatch.setattr(exec_runner._Server, "__init__", init)
+        monkeypatch.setattr(coursekit.verify, "verify_documents", verify)
+
+
+def run(course: Path, store: MemoryStore, **options: Any) -> list[Any]:
+    project = find_project(course, course)
+    return check(project, options={"exec": True, "jobs": 2} | options, store=store).diagnostics
+
+
+def test_servers_start_during_the_sympy_work_and_only_once(
+    generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock(monkeypatch)
+    store = MemoryStore()
+    found = run(generated, store)
+    assert not [d for d in found if d.code.startswith("CK9")], found
+    ((began, ended),) = clock.sympy
+    assert len(clock.servers) == 2  # one per job slot, reused for every program
+    assert all(t < ended for t in clock.servers), (clock.servers, began, ended)
+    # Everything is in the store now: the next check starts neither sympy nor a server.
+    clock.servers.clear()
+    clock.sympy.clear()
+    assert run(generated, store) == found
+    assert clock.servers == [] and clock.sympy == []
+
+
+def test_no_server_starts_when_programs_do_not_run(
+    generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock(monkeypatch)
+    run(generated, MemoryStore(), exec=False)
+    assert len(clock.sympy) == 1 and clock.servers == []
+
+
+def test_the_early_servers_are_closed_after_the_programs_ran(
+    generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[Any] = []
+    real_init = exec_runner._Server.__init__
+
+    def init(server: Any, *args: Any, **kwargs: Any) -> None:
+        real_init(server, *args, **kwargs)
+        made.append(server)
+
+    monkeypatch.setattr(exec_runner._Server, "__init__", init)
+    run(generated, MemoryStore())
+    assert len(made) == 2
+    for server in made:
+        assert server.proc.poll() is not None  # exited, and reaped
+        assert not Path(server.workdirs).exists()
