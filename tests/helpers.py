@@ -14,6 +14,7 @@ from pathlib import Path
 
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import check
+from coursekit.options import Options
 from coursekit.project import find_project
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "course"
@@ -53,7 +54,7 @@ def run_check(
 ) -> list[Diagnostic]:
     """`coursekit check` in process (without running problem programs unless asked)."""
     project = find_project(course_dir, course_dir)
-    return check(project, paths, options={"exec": False, **(options or {})}).diagnostics
+    return check(project, paths, options=Options(**{"exec": False, **(options or {})})).diagnostics
 
 
 @dataclass(frozen=True)

@@ -67,10 +67,11 @@ from coursekit.cache_files import (
     sha256,
 )
 from coursekit.cache_tree import RACY_NS, TreeDigest
+from coursekit.options import Options, not_in_key
 from coursekit.project import relative_paths
 
 MAX_RUNS = 64  # run entries kept; the oldest are pruned
-NOT_IN_KEY = frozenset({"jobs", "progress"})  # options that change how fast, not what
+NOT_IN_KEY = not_in_key()  # options that change how fast, not what (see coursekit.options)
 # Names that moved to cache_files / cache_tree, still importable from here.
 __all__ = [
     "CACHEDIR_TAG",
@@ -306,7 +307,7 @@ class RunCache:
         paths: Sequence[Path],
         output_format: str,
         color: bool,
-        options: Mapping[str, Any],
+        options: Options,
     ) -> RunCache:
         """The run cache of `coursekit check` for a `Project` and the command line's settings."""
         settings = run_settings(
@@ -392,7 +393,7 @@ def run_settings(
     output_format: str,
     color: bool,
     paths: Sequence[str],
-    options: Mapping[str, Any],
+    options: Options,
     config_fingerprint: str,
 ) -> dict[str, Any]:
     """The run's settings that shape its output (callables such as `progress` are left out)."""
@@ -402,8 +403,8 @@ def run_settings(
         "paths": list(paths),
         "options": {
             k: v
-            for k, v in sorted(options.items())
-            if k not in NOT_IN_KEY and (isinstance(v, str | int | float | bool) or v is None)
+            for k, v in sorted(options.key().items())
+            if isinstance(v, str | int | float | bool) or v is None
         },
         "config": config_fingerprint,
     }

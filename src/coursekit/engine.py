@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from coursekit import suppress
 from coursekit.diagnostics import Diagnostic
 from coursekit.load import LoadResult, load_course
 from coursekit.model.base import Location
 from coursekit.model.tree import Course
+from coursekit.options import Options
 from coursekit.project import Project
 from coursekit.rules import REGISTRY, Context
 from coursekit.store import MemoryStore, ResultStore
@@ -83,7 +83,7 @@ def narrow(diagnostics: Sequence[Diagnostic], paths: Sequence[str]) -> list[Diag
 
 def load_context(
     project: Project,
-    options: dict[str, Any] | None = None,
+    options: Options | None = None,
     store: ResultStore | None = None,
     overlays: Mapping[Path, str] | None = None,
 ) -> tuple[LoadResult, Context]:
@@ -98,7 +98,7 @@ def load_context(
         course=loaded.course,
         config=project.config,
         store=store,
-        options=dict(options or {}),
+        options=options or Options(),
     )
     return loaded, ctx
 
@@ -106,7 +106,7 @@ def load_context(
 def check(
     project: Project,
     paths: Sequence[str] = (),
-    options: dict[str, Any] | None = None,
+    options: Options | None = None,
     store: ResultStore | None = None,
     overlays: Mapping[Path, str] | None = None,
 ) -> CheckResult:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from coursekit.options import Options
     from coursekit.project import Project
     from coursekit.store import ResultStore
 
@@ -22,7 +23,7 @@ def run_cached(
     output_format: str,
     out: TextIO,
     color: bool,
-    options: dict[str, Any],
+    options: Options,
     use_cache: bool = True,
 ) -> int:
     """The command: the whole-run cache around `run` (see coursekit.cache.RunCache)."""
@@ -124,17 +125,20 @@ def run(
     output_format: str,
     out: TextIO,
     color: bool = False,
-    options: dict[str, Any] | None = None,
+    options: Options | None = None,
     store: ResultStore | None = None,
 ) -> int:
     """Load, run the rules, report; the exit code (2 when a rule crashed)."""
+    from dataclasses import replace
+
     from coursekit.engine import check
+    from coursekit.options import Options
     from coursekit.project import relative_paths
     from coursekit.report import REPORTERS, Report
     from coursekit.report.base import printable
 
     notes: list[str] = []  # rules may append a line for the summary (shared through options)
-    options = {**(options or {}), "notes": notes}
+    options = replace(options or Options(), notes=notes)
     result = check(project, relative_paths(project.root, paths), options=options, store=store)
     report = Report(
         diagnostics=result.diagnostics, sources=result.course.texts, color=color, notes=notes

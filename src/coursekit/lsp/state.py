@@ -12,11 +12,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import CheckResult, check
 from coursekit.model.tree import Chapter, Course, Lesson
+from coursekit.options import Options
 from coursekit.project import Project
 from coursekit.store import MemoryStore, ResultStore
 
@@ -104,9 +104,7 @@ class CourseState:
 
     def analyse(self, run_programs: bool = False, formulas: bool = True) -> Snapshot:
         """Check the whole course as the editor sees it (disk plus open buffers)."""
-        options: dict[str, Any] = {"exec": run_programs, "jobs": os.cpu_count() or 1}
-        if not formulas:
-            options["formulas"] = False
+        options = Options(exec=run_programs, formulas=formulas, jobs=os.cpu_count() or 1)
         with self._lock:
             started = time.time_ns()
             overlays = {**self._unchanged_on_disk(), **self.buffers}

@@ -76,7 +76,7 @@ def scan_body(body: str) -> tuple[list[ShownEquation], list[WrittenNumber]]:
 
 def lesson_maths(ctx: Context) -> list[LessonMaths]:
     """Every lesson with maths, checked once per run (shared by all CK8 rules)."""
-    if ctx.options.get("formulas", True) is False:
+    if not ctx.options.formulas:
         return []
 
     def check_all() -> list[LessonMaths]:

@@ -20,12 +20,13 @@ import inspect
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from coursekit.config import selector_matches
 from coursekit.diagnostics import Severity
 from coursekit.model.base import Location
 from coursekit.model.tree import Course
+from coursekit.options import Options
 from coursekit.store import MemoryStore as MemoryStore
 from coursekit.store import ResultStore as ResultStore
 
@@ -45,14 +46,13 @@ class Finding:
 class Context:
     """What a rule may look at: the course, the configuration, and where to keep results.
 
-    `options` carries run switches from the command line: `exec` (bool, run problem programs;
-    default True), `jobs` (int, parallel workers; default: cores), `progress` (callable or None).
+    `options` carries the run's switches from the command line (see `coursekit.options`).
     """
 
     course: Course
     config: Config
     store: ResultStore = field(default_factory=MemoryStore)
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Options = field(default_factory=Options)
 
 
 CheckFn = Callable[[Context], Iterable[Finding]]

@@ -66,7 +66,7 @@ def formula_syntax(ctx: Context) -> Iterator[Finding]:
         formulas:
           recurrence: T*(d_h**2 + d_h*d_x)
     """
-    if ctx.options.get("formulas", True) is not False:
+    if ctx.options.formulas:
         for location, message in _assume.unusable(ctx.course):
             yield Finding(location, message)
     for maths, v in _reported(ctx, "CK801"):

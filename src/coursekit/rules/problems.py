@@ -118,7 +118,7 @@ def _runnable(target: Target) -> bool:
 
 def verdicts(ctx: Context) -> dict[str, Verdict]:
     """Each runnable target's verdict (keyed by its manifest path), computed once per run."""
-    if ctx.options.get("exec", True) is False:
+    if not ctx.options.exec:
         return {}
     return ctx.course.derive(
         NAMESPACE, lambda: _run(ctx, [t for t in targets(ctx.course) if _runnable(t)])
@@ -161,15 +161,11 @@ def _run(ctx: Context, todo: list[Target]) -> dict[str, Verdict]:
     if not jobs:
         return result
     by_path = {t.manifest_path: t for t in todo}
-    progress = ctx.options.get("progress")
     outcomes = run_programs(
-        jobs,
-        limits,
-        parallel=int(ctx.options.get("jobs") or 0) or None,
-        progress=progress if callable(progress) else None,
+        jobs, limits, parallel=ctx.options.jobs or None, progress=ctx.options.progress
     )
-    notes = ctx.options.get("notes")
-    if isinstance(notes, list) and (note := sandbox_note(outcomes)):
+    notes = ctx.options.notes
+    if notes is not None and (note := sandbox_note(outcomes)):
         notes.append(note)
     for outcome in outcomes:
         target = by_path[outcome.key]
