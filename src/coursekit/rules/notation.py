@@ -201,7 +201,12 @@ def _suggest(use: SymbolUse, scope: Scope) -> str:
     return f"; did you mean '{shown(close[0])}'?" if close else ""
 
 
-@rule("CK203", "symbol-unused", Severity.WARNING)
+@rule(
+    "CK203",
+    "symbol-unused",
+    Severity.WARNING,
+    per_chapter=("course_notation", "apparatus_linked"),
+)
 def symbol_unused(ctx: Context) -> Iterator[Finding]:
     """A chapter declares a symbol that none of its maths uses.
 
@@ -215,7 +220,7 @@ def symbol_unused(ctx: Context) -> Iterator[Finding]:
         notation: [{symbol: d_v, meaning: width of a value}]   # a lesson writes $T^2 d_v$
     """
     course = ctx.course
-    for chapter in course.chapters.values():
+    for chapter in ctx.chapters():
         if chapter_incomplete(chapter):
             continue  # the maths of what did not load is unknown (its CK1xx error says why)
         scope = scope_of(course, chapter)
@@ -236,7 +241,11 @@ def symbol_unused(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK204", "symbol-undeclared")
+@rule(
+    "CK204",
+    "symbol-undeclared",
+    per_chapter=("course_notation", "apparatus_linked", "book0_loaded"),
+)
 def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
     """The maths of a chapter uses a symbol that no table in its scope declares.
 
@@ -254,7 +263,7 @@ def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
         caption: Attention spends $O(T^2)$ work on the grid.
     """
     course = ctx.course
-    for chapter in course.chapters.values():
+    for chapter in ctx.chapters():
         if chapter.manifest.apparatus and book0_did_not_load(course):
             continue  # part of its scope is in a Book 0 that did not load
         scope = scope_of(course, chapter)
