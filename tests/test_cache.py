@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import coursekit
-from coursekit import cache
+from coursekit import cache, cache_env
 from coursekit.cli import main
 from coursekit.load.parsecache import cached_parse
 from coursekit.load.yamlsafe import LoadError, parse_yaml
@@ -276,7 +276,7 @@ def test_version_and_options_are_in_the_key(project: Path, monkeypatch: pytest.M
     monkeypatch.setattr(coursekit, "__version__", "99.0.0")
     assert lookup(options) is None
     monkeypatch.undo()
-    monkeypatch.setattr(cache, "_versions_memo", {"": "", "sympy": "0.0.1"})
+    monkeypatch.setattr(cache_env, "_versions_memo", {"": "", "sympy": "0.0.1"})
     assert lookup(options) is None
 
 

@@ -38,9 +38,12 @@ def run_cached(
         out.write(hit[0])
         return hit[1]
     _known_format(output_format)
+    from coursekit.cache_pack import PackedStore
+
     buffer = io.StringIO()
-    store = cache.DiskStore(project.root)
+    store = PackedStore(cache.DiskStore(project.root))
     code = run(project, paths, output_format, buffer, color=color, options=options, store=store)
+    store.save()
     output = buffer.getvalue()
     out.write(output)
     # Never keep a run in which coursekit itself failed, nor one whose verdicts depended on the
