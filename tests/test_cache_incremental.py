@@ -214,3 +214,70 @@ def test_notation_results_follow_the_tables_in_scope(course: Path, calls: Any) -
     assert len(calls["CK204"]) == 1 and len(calls["CK204"][0]) == 6  # course.yaml: every chapter
     assert "CK601" not in calls
     assert found == _full(course)
+
+
+@pytest.fixture
+def broken_walker(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The LaTeX walker raises on `\\broken` (as a reader bug would): a CK205 on demand."""
+    from coursekit import latex_symbols
+
+    real_walk = latex_symbols._walk
+
+    def walk(text: str) -> list[object]:
+        if "\\broken" in text:
+            raise ValueError("walker bug")
+        return real_walk(text)
+
+    monkeypatch.setattr(latex_symbols, "_walk", walk)
+    latex_symbols._maths_of.cache_clear()
+    latex_symbols._read_maths.cache_clear()
+    yield
+    latex_symbols._maths_of.cache_clear()
+    latex_symbols._read_maths.cache_clear()
+
+
+def test_a_finding_outside_every_chapter_is_kept_and_cleared(
+    course: Path, calls: Any, broken_walker: None
+) -> None:
+    """CK205 also reads course.yaml's table: its finding there survives an edit elsewhere."""
+    store = JsonStore()
+    manifest = course / "course.yaml"
+    original = manifest.read_text(encoding="utf-8")
+    broken = original.replace("  - symbol: '\\tanh'\n", "  - symbol: '\\broken{m}'\n")
+    assert broken != original
+    manifest.write_text(broken, encoding="utf-8")
+    first = _kept(course, store)
+    assert [d.path for d in first if d.code == "CK205"] == ["course/course.yaml"]
+    lesson = course / "II/2-from-recurrence-to-attention/lessons/model-width.md"
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\nAnd $x$ too.\n", "utf-8")
+    calls.clear()
+    found = _kept(course, store)
+    assert calls["CK205"] == [{"II.2"}]
+    assert found == _full(course)
+    assert [d.path for d in found if d.code == "CK205"] == ["course/course.yaml"]
+    manifest.write_text(original, encoding="utf-8")
+    found = _kept(course, store)
+    assert found == _full(course)
+    assert not [d for d in found if d.code == "CK205"]
+
+
+def test_a_link_into_another_chapter_follows_that_chapters_summary(
+    course: Path, calls: Any
+) -> None:
+    store = JsonStore()
+    lesson = course / "II/2-from-recurrence-to-attention/lessons/model-width.md"
+    lesson.write_text(
+        lesson.read_text(encoding="utf-8") + "\nSee [the lesson](lesson:I.1/zzz-later).\n", "utf-8"
+    )
+    first = _kept(course, store)
+    assert [d.path for d in first if d.code == "CK501"] == [f"course/{lesson.relative_to(course)}"]
+    chapter = course / "I/1-sequences/chapter.yaml"
+    text = chapter.read_text(encoding="utf-8")
+    planned = "items:\n  - planned: zzz-later\n    strand: basics\n    title: Later\n"
+    chapter.write_text(text.replace("items:\n", planned, 1), encoding="utf-8")
+    calls.clear()
+    found = _kept(course, store)
+    assert len(calls["CK501"]) == 1 and len(calls["CK501"][0]) == 6  # the summaries changed
+    assert calls["CK601"] == [{"I.1"}]  # a lesson-only rule: the edited chapter alone
+    assert "CK501" not in {d.code for d in found}
+    assert found == _full(course)

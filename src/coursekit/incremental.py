@@ -167,6 +167,8 @@ class _Plan:
 def run_per_chapter(ctx: Context, rules: Sequence[Rule], run: RunRule) -> list[Diagnostic]:
     """The findings of `rules` (all declared `per_chapter`) on every chapter, computing only
     the (rule, chapter) pairs whose inputs changed since the store last saw them."""
+    if not ctx.course.chapters:  # what such a rule finds outside chapters is still reported
+        return [d for rule in rules for d in run(replace(ctx, only=frozenset()), rule)[0]]
     plan = _Plan(ctx, rules)
     found = list(plan.found)
     for rule in rules:

@@ -90,11 +90,46 @@ def chapter_ids(course: Course, chapter: Chapter) -> str:
     return course.derive(("facts", "chapter_ids"), lambda: digest(sorted(course.chapters)))
 
 
+def chapter_summaries(course: Course, chapter: Chapter) -> str:
+    """What a reference into another chapter resolves against, for every chapter: the books'
+    and the course's lists, which chapters loaded, and each one's path, items (lessons and
+    planned), figure numbers and proposition numbers."""
+
+    def compute() -> str:
+        listed = {book_id: book.manifest.chapters for book_id, book in course.books.items()}
+        books = course.manifest.books if course.manifest is not None else None
+        each = {
+            chapter_id: [
+                loaded.path,
+                [item.id for item in loaded.manifest.items],
+                [figure.number for figure in loaded.manifest.figures],
+                [prop.number for prop in loaded.manifest.propositions],
+            ]
+            for chapter_id, loaded in course.chapters.items()
+        }
+        return digest([books, listed, each])
+
+    return course.derive(("facts", "chapter_summaries"), compute)
+
+
+def manifest_texts(course: Course, chapter: Chapter) -> str:
+    """The text of course.yaml and of every book.yaml: what a rule reporting inside them reads
+    (positions included)."""
+
+    def compute() -> str:
+        paths = [course.manifest_path, *(book.path for book in course.books.values())]
+        return digest([[path, course.texts.get(path)] for path in paths])
+
+    return course.derive(("facts", "manifest_texts"), compute)
+
+
 FACTS: dict[str, Fact] = {
     "apparatus_linked": apparatus_linked,
     "book0_ids": book0_ids,
     "book0_loaded": book0_loaded,
     "book0_linked": book0_linked,
     "chapter_ids": chapter_ids,
+    "chapter_summaries": chapter_summaries,
     "course_notation": course_notation,
+    "manifest_texts": manifest_texts,
 }

@@ -56,14 +56,19 @@ def _all_tables(course: Course) -> list[list[Declaration]]:
     return [_table(entries, owner) for entries, owner in _notation_tables(course)]
 
 
-def _notation_tables(course: Course) -> Iterator[tuple[list[NotationEntry], str]]:
+def _notation_tables(
+    course: Course, only: frozenset[str] | None = None
+) -> Iterator[tuple[list[NotationEntry], str]]:
+    """Every notation table: course.yaml's, each apparatus entry's, and each chapter's (those
+    of the chapters `only` names, when given)."""
     if course.manifest is not None:
         yield course.manifest.notation, "course.yaml"
     for book in course.books.values():
         for entry in book.manifest.apparatus:
             yield entry.notation, f"apparatus {entry.id}"
     for chapter in _chapters(course):
-        yield chapter.manifest.notation, f"chapter {chapter.id}"
+        if only is None or chapter.id in only:
+            yield chapter.manifest.notation, f"chapter {chapter.id}"
 
 
 def _chapters(course: Course) -> list[Chapter]:
@@ -283,7 +288,7 @@ def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK205", "maths-unreadable")
+@rule("CK205", "maths-unreadable", per_chapter=("manifest_texts",))
 def maths_unreadable(ctx: Context) -> Iterator[Finding]:
     """The LaTeX reader failed on a span of maths, so its symbols could not be checked.
 
@@ -297,7 +302,7 @@ def maths_unreadable(ctx: Context) -> Iterator[Finding]:
         body: the cost is $T\\,d$   # read: uses T and d
     """
     course = ctx.course
-    for entries, _ in _notation_tables(course):
+    for entries, _ in _notation_tables(course, ctx.only):
         for entry in entries:
             reason = maths_error(entry.symbol)
             if reason is not None:
@@ -305,7 +310,7 @@ def maths_unreadable(ctx: Context) -> Iterator[Finding]:
                     entry.loc("symbol"),
                     f"cannot read the symbol '{entry.symbol}' ({reason}); its uses are not checked",
                 )
-    for chapter in course.chapters.values():
+    for chapter in ctx.chapters():
         for text in chapter_texts(course, chapter):
             for span in unreadable_maths(text.value):
                 yield Finding(
