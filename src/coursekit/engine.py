@@ -9,6 +9,7 @@ from pathlib import Path
 from coursekit import suppress
 from coursekit.diagnostics import Diagnostic
 from coursekit.load import LoadResult, load_course
+from coursekit.load.reader import Models
 from coursekit.model.base import Location
 from coursekit.model.tree import Course
 from coursekit.options import Options
@@ -103,6 +104,7 @@ def load_context(
     options: Options | None = None,
     store: ResultStore | None = None,
     overlays: Mapping[Path, str] | None = None,
+    models: Models | None = None,
 ) -> tuple[LoadResult, Context]:
     """The loaded course and the context rules see (shared by `check`, `owed` and `lsp`).
 
@@ -110,7 +112,7 @@ def load_context(
     from coursekit import cache  # parsed documents are kept in the store
 
     store = cache.Layered(store) if store is not None else MemoryStore()
-    loaded = load_course(project.course_dir, project.root, store, overlays)
+    loaded = load_course(project.course_dir, project.root, store, overlays, models)
     ctx = Context(
         course=loaded.course,
         config=project.config,
@@ -126,8 +128,9 @@ def check(
     options: Options | None = None,
     store: ResultStore | None = None,
     overlays: Mapping[Path, str] | None = None,
+    models: Models | None = None,
 ) -> CheckResult:
-    loaded, ctx = load_context(project, options, store, overlays)
+    loaded, ctx = load_context(project, options, store, overlays, models)
     # The loader knows codes, not the registry: name its diagnostics here.
     diagnostics = [
         d.at_named(REGISTRY[d.code].name) if d.code in REGISTRY else d for d in loaded.diagnostics

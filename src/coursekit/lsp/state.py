@@ -15,6 +15,7 @@ from pathlib import Path
 
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import CheckResult, check
+from coursekit.load.reader import Models
 from coursekit.model.tree import Chapter, Course, Lesson
 from coursekit.options import Options
 from coursekit.project import Project
@@ -65,6 +66,8 @@ class CourseState:
         # What the programs said at the last save: a keystroke does not run them, and must not
         # make their findings vanish either.
         self.program_findings: list[Diagnostic] = []
+        # Validated documents of the last check: an edit validates the edited document only.
+        self.models: Models = {}
         self._lock = threading.Lock()
 
     # Buffers -------------------------------------------------------------------------------
@@ -108,7 +111,13 @@ class CourseState:
         with self._lock:
             started = time.time_ns()
             overlays = {**self._unchanged_on_disk(), **self.buffers}
-            result = check(self.project, options=options, store=self.store, overlays=overlays)
+            result = check(
+                self.project,
+                options=options,
+                store=self.store,
+                overlays=overlays,
+                models=self.models,
+            )
             self._remember(result.course, started)
             found = list(result.diagnostics)
             if run_programs:
