@@ -129,6 +129,7 @@ def test_a_book0_title_rename_re_checks_the_chapters_linking_it(course: Path, ca
     found = _kept(course, store)
     assert calls["CK303"] == [{"I.1", "I.2"}]  # the two chapters that link 0.LA.01
     assert "CK304" not in calls and "CK601" not in calls  # they read no Book 0 title
+    assert "CK205" not in calls  # no symbol of a table moved
     assert found == _full(course)
     assert [d.path for d in found if d.code == "CK303"] == [
         "course/I/1-sequences/chapter.yaml",

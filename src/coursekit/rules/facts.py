@@ -112,15 +112,23 @@ def chapter_summaries(course: Course, chapter: Chapter) -> str:
     return course.derive(("facts", "chapter_summaries"), compute)
 
 
-def manifest_texts(course: Course, chapter: Chapter) -> str:
-    """The text of course.yaml and of every book.yaml: what a rule reporting inside them reads
-    (positions included)."""
+def notation_tables(course: Course, chapter: Chapter) -> str:
+    """Every symbol of course.yaml's table and of each apparatus entry's, with where it is
+    written (a rule reporting on a symbol there reads no more of those files)."""
 
     def compute() -> str:
-        paths = [course.manifest_path, *(book.path for book in course.books.values())]
-        return digest([[path, course.texts.get(path)] for path in paths])
+        tables = [course.manifest.notation] if course.manifest is not None else []
+        tables += [
+            entry.notation for book in course.books.values() for entry in book.manifest.apparatus
+        ]
+        rows = []
+        for table in tables:
+            for entry in table:
+                where = entry.loc("symbol")
+                rows.append([entry.symbol, where.path, where.line, where.column])
+        return digest(rows)
 
-    return course.derive(("facts", "manifest_texts"), compute)
+    return course.derive(("facts", "notation_tables"), compute)
 
 
 FACTS: dict[str, Fact] = {
@@ -131,5 +139,5 @@ FACTS: dict[str, Fact] = {
     "chapter_ids": chapter_ids,
     "chapter_summaries": chapter_summaries,
     "course_notation": course_notation,
-    "manifest_texts": manifest_texts,
+    "notation_tables": notation_tables,
 }

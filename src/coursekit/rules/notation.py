@@ -288,7 +288,7 @@ def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK205", "maths-unreadable", per_chapter=("manifest_texts",))
+@rule("CK205", "maths-unreadable", per_chapter=("notation_tables",))
 def maths_unreadable(ctx: Context) -> Iterator[Finding]:
     """The LaTeX reader failed on a span of maths, so its symbols could not be checked.
 
