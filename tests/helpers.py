@@ -11,9 +11,11 @@ import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import check
+from coursekit.options import Options
 from coursekit.project import find_project
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "course"
@@ -49,11 +51,11 @@ def line_of(path: Path, needle: str) -> int:
 
 
 def run_check(
-    course_dir: Path, paths: Sequence[str] = (), options: Mapping[str, object] | None = None
+    course_dir: Path, paths: Sequence[str] = (), options: Mapping[str, Any] | None = None
 ) -> list[Diagnostic]:
     """`coursekit check` in process (without running problem programs unless asked)."""
     project = find_project(course_dir, course_dir)
-    return check(project, paths, options={"exec": False, **(options or {})}).diagnostics
+    return check(project, paths, options=Options(**{"exec": False, **(options or {})})).diagnostics
 
 
 @dataclass(frozen=True)

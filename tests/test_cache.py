@@ -7,17 +7,19 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import coursekit
-from coursekit import cache
+from coursekit import cache, cache_env
 from coursekit.cli import main
 from coursekit.load.parsecache import cached_parse
 from coursekit.load.yamlsafe import LoadError, parse_yaml
+from coursekit.options import Options
 from coursekit.project import find_project
 from coursekit.rules import REGISTRY
 
@@ -261,18 +263,20 @@ def test_version_and_options_are_in_the_key(project: Path, monkeypatch: pytest.M
     runs.check()
     proj = find_project(project)
 
-    def lookup(options: Mapping[str, object], fmt: str = "json") -> object:
+    def lookup(options: Options, fmt: str = "json") -> object:
         return cache.RunCache.for_check(proj, [], fmt, False, options).lookup()
 
-    options: dict[str, object] = {"exec": True, "jobs": 2}
+    options = Options(exec=True, jobs=2)
     assert lookup(options) is not None
-    assert lookup({**options, "jobs": 7}) is not None  # how fast is not what
-    assert lookup({**options, "exec": False}) is None
+    assert lookup(replace(options, jobs=7)) is not None  # how fast is not what
+    assert lookup(replace(options, progress=lambda *_: None)) is not None
+    assert lookup(replace(options, exec=False)) is None
+    assert lookup(replace(options, formulas=False)) is None
     assert lookup(options, "text") is None
     monkeypatch.setattr(coursekit, "__version__", "99.0.0")
     assert lookup(options) is None
     monkeypatch.undo()
-    monkeypatch.setattr(cache, "_versions_memo", {"": "", "sympy": "0.0.1"})
+    monkeypatch.setattr(cache_env, "_versions_memo", {"": "", "sympy": "0.0.1"})
     assert lookup(options) is None
 
 
@@ -318,6 +322,6 @@ def test_a_tree_with_a_symlink_is_never_replayed(project: Path) -> None:
     runs.check()
     proj = find_project(project)
     assert (
-        cache.RunCache.for_check(proj, [], "json", False, {"exec": True, "jobs": 2}).lookup()
+        cache.RunCache.for_check(proj, [], "json", False, Options(exec=True, jobs=2)).lookup()
         is None
     )

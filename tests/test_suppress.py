@@ -10,6 +10,7 @@ import pytest
 from coursekit.config import Config
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import check
+from coursekit.options import Options
 from coursekit.project import find_project
 from coursekit.suppress import apply, parse
 
@@ -161,7 +162,7 @@ def test_end_to_end_on_a_copy_of_the_real_course(tmp_path: Path) -> None:
     text = text.replace("maturity: M0\n", "maturity: M9   # coursekit: ignore[CK111]\n")
     text = text.replace("status: draft\n", "status: draft   # coursekit: ignore[unknown-name]\n")
     chapter.write_text(text, encoding="utf-8")
-    found = check(find_project(tmp_path), options={"exec": False}).diagnostics
+    found = check(find_project(tmp_path), options=Options(exec=False)).diagnostics
     mine = [(x.code, x.line) for x in found if x.path.endswith("1-sequences/chapter.yaml")]
     status_line = text.splitlines().index("status: draft   # coursekit: ignore[unknown-name]") + 1
     assert mine == [("CK001", status_line)]

@@ -12,6 +12,8 @@ import pytest
 LSP = ("pygls", "lsprotocol", "cattrs", "coursekit.lsp")
 
 HEAVY = ("sympy", "numpy", "pydantic", "ruamel", "coursekit.rules", "coursekit.load", *LSP)
+# What a warm run does not need either: the writer's journal (no interrupted write to finish).
+WRITER = ("coursekit.journal",)
 
 
 def _run(course: Path, *args: str, importtime: bool = False) -> subprocess.CompletedProcess[str]:
@@ -44,6 +46,7 @@ def test_warm_output_is_the_cold_output_byte_for_byte(tiny_course: Path, fmt: st
     assert first.stdout == cold.stdout and first.returncode == cold.returncode
     assert warm.stdout == cold.stdout and warm.returncode == cold.returncode
     assert not _heavy(_imported(warm.stderr), HEAVY), "the warm run was not a replay"
+    assert not _heavy(_imported(warm.stderr), WRITER)
 
 
 def test_warm_output_with_errors_is_the_cold_output(tiny_course: Path) -> None:
@@ -85,3 +88,10 @@ def test_a_cold_check_never_imports_the_language_server(tiny_course: Path) -> No
     assert cold.returncode == 0, cold.stdout + cold.stderr
     assert _imported(cold.stderr), "no import times were recorded"
     assert not _heavy(_imported(cold.stderr), LSP)
+
+
+def test_the_journal_file_name_is_the_one_the_warm_path_looks_for(tmp_path: Path) -> None:
+    from coursekit import journal
+    from coursekit.cache_files import CACHE_DIR
+
+    assert journal.journal_path(tmp_path) == tmp_path / CACHE_DIR / "journal.json"

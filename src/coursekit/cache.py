@@ -33,7 +33,8 @@ same-tick edit could leave the tuple unchanged); those are hashed again. ctime c
 from user space, so restoring an mtime after an edit does not fool it.
 
 Split by idea: `cache_files` (the folder, entries on disk), `cache_tree` (the tree digest and its
-stat table), and here the keys, the stores and whole-run replay; the old names stay importable.
+stat table), `cache_env` (what every key includes), `cache_pack` (one run's entries in one file),
+and here the stores and whole-run replay; the old names stay importable.
 
 This module imports only the standard library at module level: it runs on the warm path.
 Every write is atomic (temporary file, then `os.replace`); an unreadable or corrupted entry is
@@ -45,12 +46,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import coursekit
+from coursekit.cache_env import (
+    LIBRARIES,
+    _salt,
+    environment,
+    library_version,
+    source_fingerprint,
+)
 from coursekit.cache_files import (
     CACHE_DIR,
     CACHEDIR_TAG,
@@ -67,10 +73,11 @@ from coursekit.cache_files import (
     sha256,
 )
 from coursekit.cache_tree import RACY_NS, TreeDigest
+from coursekit.options import Options, not_in_key
 from coursekit.project import relative_paths
 
 MAX_RUNS = 64  # run entries kept; the oldest are pruned
-NOT_IN_KEY = frozenset({"jobs", "progress"})  # options that change how fast, not what
+NOT_IN_KEY = not_in_key()  # options that change how fast, not what (see coursekit.options)
 # Names that moved to cache_files / cache_tree, still importable from here.
 __all__ = [
     "CACHEDIR_TAG",
@@ -96,95 +103,6 @@ __all__ = [
     "sha256",
     "source_fingerprint",
 ]
-LIBRARIES = ("sympy", "numpy", "pydantic", "pydantic_core", "ruamel.yaml", "pylatexenc")
-
-
-# What every key includes ------------------------------------------------------------------------
-
-_versions_memo: dict[str, str] = {}
-
-
-def library_version(name: str) -> str:
-    """A distribution's version without importing it ("absent" when not installed).
-
-    Read from the `<name>-<version>.dist-info` folder name (PEP 427) on `sys.path`, first match
-    wins as for imports; `importlib.metadata.version` (which costs ~25 ms to import) only when no
-    such folder is found.
-    """
-    if not _versions_memo:
-        _scan_dist_info()
-    key = _normalise(name)
-    if key not in _versions_memo:
-        try:
-            from importlib.metadata import PackageNotFoundError, version
-
-            _versions_memo[key] = version(name)
-        except (PackageNotFoundError, ValueError, OSError):
-            _versions_memo[key] = "absent"
-    return _versions_memo[key]
-
-
-def _normalise(name: str) -> str:
-    return name.lower().replace("-", "_").replace(".", "_")
-
-
-def _scan_dist_info() -> None:
-    wanted = {_normalise(name) for name in LIBRARIES}
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for folder in names:
-            if not folder.endswith(".dist-info"):
-                continue
-            dist, _, version = folder[: -len(".dist-info")].partition("-")
-            key = _normalise(dist)
-            if key in wanted and version and key not in _versions_memo:
-                _versions_memo[key] = version
-    _versions_memo.setdefault("", "")  # scanned
-
-
-def source_fingerprint() -> str:
-    """coursekit's own code: its version and every module's (path, mtime, size).
-
-    The version alone would serve stale results from an editable install whose code changed.
-    """
-    package = Path(coursekit.__file__).parent
-    entries: list[str] = [f"coursekit {coursekit.__version__}"]
-    stack = [str(package)]
-    while stack:
-        folder = stack.pop()
-        try:
-            scan = list(os.scandir(folder))
-        except OSError:
-            continue
-        for item in sorted(scan, key=lambda e: e.name):
-            if item.name == "__pycache__":
-                continue
-            if item.is_dir(follow_symlinks=False):
-                stack.append(item.path)
-            elif item.name.endswith(".py"):
-                st = item.stat()
-                entries.append(f"{item.path}\0{st.st_mtime_ns}\0{st.st_size}")
-    return sha256("\n".join(entries))
-
-
-def environment() -> dict[str, str]:
-    """Everything outside the course that a result depends on."""
-    env = {
-        "coursekit": coursekit.__version__,
-        "coursekit_source": source_fingerprint(),
-        "python": sys.version,
-        "executable": sys.executable,
-    }
-    for name in LIBRARIES:
-        env[name] = library_version(name)
-    return env
-
-
-def _salt(env: Mapping[str, str]) -> str:
-    return sha256(json.dumps(dict(env), sort_keys=True))
 
 
 # The result store ------------------------------------------------------------------------------
@@ -306,7 +224,7 @@ class RunCache:
         paths: Sequence[Path],
         output_format: str,
         color: bool,
-        options: Mapping[str, Any],
+        options: Options,
     ) -> RunCache:
         """The run cache of `coursekit check` for a `Project` and the command line's settings."""
         settings = run_settings(
@@ -392,7 +310,7 @@ def run_settings(
     output_format: str,
     color: bool,
     paths: Sequence[str],
-    options: Mapping[str, Any],
+    options: Options,
     config_fingerprint: str,
 ) -> dict[str, Any]:
     """The run's settings that shape its output (callables such as `progress` are left out)."""
@@ -402,8 +320,8 @@ def run_settings(
         "paths": list(paths),
         "options": {
             k: v
-            for k, v in sorted(options.items())
-            if k not in NOT_IN_KEY and (isinstance(v, str | int | float | bool) or v is None)
+            for k, v in sorted(options.key().items())
+            if isinstance(v, str | int | float | bool) or v is None
         },
         "config": config_fingerprint,
     }

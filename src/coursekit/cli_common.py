@@ -27,6 +27,12 @@ def project_for(course: Path | None, sweep: bool = False) -> Project:
             # `--course .` from the repository root: the course is the folder inside it.
             message += f"; did you mean --course {course / 'course'}?"
         raise click.UsageError(message) from None
+    from coursekit.cache_files import CACHE_DIR
+
+    # Most runs find no journal: they need not import the writer's machinery (tempfile,
+    # secrets) to learn that. The name is journal.JOURNAL's (tests/test_warm_path.py).
+    if not sweep and not (project.root / CACHE_DIR / "journal.json").exists():
+        return project
     from coursekit import journal
 
     try:

@@ -107,16 +107,19 @@ def check_command(
     chosen = output_format or default_format(project)
     if statistics:
         chosen = "statistics-json" if chosen == "json" else "statistics"
-    options: dict[str, object] = {
-        "exec": not (no_exec or structural),
-        "jobs": jobs or os.cpu_count() or 1,
-    }
-    if structural:
-        options["formulas"] = False
+    from coursekit.options import Options
+
+    progress = None
     if sys.stderr.isatty():
         from coursekit.report.progress import TerminalProgress
 
-        options["progress"] = TerminalProgress(sys.stderr)
+        progress = TerminalProgress(sys.stderr)
+    options = Options(
+        exec=not (no_exec or structural),
+        formulas=not structural,
+        jobs=jobs or os.cpu_count() or 1,
+        progress=progress,
+    )
     if output_file is not None:
         problem = check.report_target_problem(project, output_file)
         if problem is not None:

@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from coursekit import suppress
 from coursekit.diagnostics import Diagnostic
 from coursekit.load import LoadResult, load_course
+from coursekit.load.reader import Models
 from coursekit.model.base import Location
 from coursekit.model.tree import Course
+from coursekit.options import Options
 from coursekit.project import Project
-from coursekit.rules import REGISTRY, Context
+from coursekit.rules import REGISTRY, Context, Rule
 from coursekit.store import MemoryStore, ResultStore
 
 INTERNAL_ERROR = "CK000"
@@ -41,28 +42,45 @@ class CheckResult:
 
 
 def run_rules(ctx: Context) -> list[Diagnostic]:
+    """Every selected rule's findings: per-chapter rules through their kept results."""
+    from coursekit.incremental import run_per_chapter
+
+    selected = [
+        rule
+        for rule in REGISTRY.values()
+        if rule.check is not None and ctx.config.selects(rule.code, rule.name)
+    ]
     found: list[Diagnostic] = []
-    for rule in REGISTRY.values():
-        if rule.check is None or not ctx.config.selects(rule.code, rule.name):
-            continue
-        try:
-            for finding in rule.check(ctx):
-                found.append(
-                    Diagnostic.at(
-                        finding.location,
-                        rule.code,
-                        finding.message,
-                        rule.severity,
-                        rule.name,
-                        finding.fixable,
-                        finding.related,
-                    )
-                )
-        except Exception as exc:  # a bug in a rule must not hide what the others found
-            where = Location(ctx.course.manifest_path or ctx.course.root)
-            message = f"rule {rule.title} crashed: {type(exc).__name__}: {exc} (please report this)"
-            found.append(Diagnostic.at(where, INTERNAL_ERROR, message, name="internal-error"))
+    for rule in selected:
+        if rule.per_chapter is None:
+            found += run_rule(ctx, rule)[0]
+    found += run_per_chapter(ctx, [r for r in selected if r.per_chapter is not None], run_rule)
     return found
+
+
+def run_rule(ctx: Context, rule: Rule) -> tuple[list[Diagnostic], bool]:
+    """One rule's diagnostics, and False when it crashed (reported as CK000)."""
+    assert rule.check is not None
+    found: list[Diagnostic] = []
+    try:
+        for finding in rule.check(ctx):
+            found.append(
+                Diagnostic.at(
+                    finding.location,
+                    rule.code,
+                    finding.message,
+                    rule.severity,
+                    rule.name,
+                    finding.fixable,
+                    finding.related,
+                )
+            )
+    except Exception as exc:  # a bug in a rule must not hide what the others found
+        where = Location(ctx.course.manifest_path or ctx.course.root)
+        message = f"rule {rule.title} crashed: {type(exc).__name__}: {exc} (please report this)"
+        found.append(Diagnostic.at(where, INTERNAL_ERROR, message, name="internal-error"))
+        return found, False
+    return found, True
 
 
 def narrow(diagnostics: Sequence[Diagnostic], paths: Sequence[str]) -> list[Diagnostic]:
@@ -83,9 +101,10 @@ def narrow(diagnostics: Sequence[Diagnostic], paths: Sequence[str]) -> list[Diag
 
 def load_context(
     project: Project,
-    options: dict[str, Any] | None = None,
+    options: Options | None = None,
     store: ResultStore | None = None,
     overlays: Mapping[Path, str] | None = None,
+    models: Models | None = None,
 ) -> tuple[LoadResult, Context]:
     """The loaded course and the context rules see (shared by `check`, `owed` and `lsp`).
 
@@ -93,12 +112,12 @@ def load_context(
     from coursekit import cache  # parsed documents are kept in the store
 
     store = cache.Layered(store) if store is not None else MemoryStore()
-    loaded = load_course(project.course_dir, project.root, store, overlays)
+    loaded = load_course(project.course_dir, project.root, store, overlays, models)
     ctx = Context(
         course=loaded.course,
         config=project.config,
         store=store,
-        options=dict(options or {}),
+        options=options or Options(),
     )
     return loaded, ctx
 
@@ -106,11 +125,12 @@ def load_context(
 def check(
     project: Project,
     paths: Sequence[str] = (),
-    options: dict[str, Any] | None = None,
+    options: Options | None = None,
     store: ResultStore | None = None,
     overlays: Mapping[Path, str] | None = None,
+    models: Models | None = None,
 ) -> CheckResult:
-    loaded, ctx = load_context(project, options, store, overlays)
+    loaded, ctx = load_context(project, options, store, overlays, models)
     # The loader knows codes, not the registry: name its diagnostics here.
     diagnostics = [
         d.at_named(REGISTRY[d.code].name) if d.code in REGISTRY else d for d in loaded.diagnostics

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from coursekit.cli import main
 from coursekit.engine import check
+from coursekit.options import Options
 from coursekit.project import Project, find_project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,7 +34,7 @@ def project(root: Path) -> Project:
 
 def diagnostics(root: Path) -> set[tuple[str, str, str]]:
     """(code, path, message) of every diagnostic: lines move when lines are added."""
-    result = check(project(root), options={"exec": False})
+    result = check(project(root), options=Options(exec=False))
     return {(d.code, d.path, d.message) for d in result.diagnostics}
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from coursekit.load.yamlsafe import parse_yaml
+from coursekit.options import Options
 
 from .conftest import II2, added_only, changed_lines, diagnostics, run, snapshot
 
@@ -144,7 +145,7 @@ def test_new_problem_solution_is_confirmed_by_its_program(project_dir: Path) -> 
 
     code, _ = run("new", "problem", "--chapter", "II.2", "--title", "Cells in the grid")
     assert code == 0
-    result = check(find_project(project_dir), options={"exec": True})
+    result = check(find_project(project_dir), options=Options(exec=True))
     mine = [d for d in result.diagnostics if "cells-in-the-grid" in d.path]
     assert mine == []
 

@@ -12,6 +12,7 @@ import pytest
 import coursekit.verify
 from coursekit.engine import check
 from coursekit.exec import runner as exec_runner
+from coursekit.options import Options
 from coursekit.project import find_project
 from coursekit.rules.base import MemoryStore
 
@@ -58,7 +59,9 @@ class Clock:
 
 def run(course: Path, store: MemoryStore, **options: Any) -> list[Any]:
     project = find_project(course, course)
-    return check(project, options={"exec": True, "jobs": 2} | options, store=store).diagnostics
+    return check(
+        project, options=Options(**({"exec": True, "jobs": 2} | options)), store=store
+    ).diagnostics
 
 
 def test_servers_start_during_the_sympy_work_and_only_once(

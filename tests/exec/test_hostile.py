@@ -25,6 +25,7 @@ import pytest
 from sandboxes import eventually, sandbox_pids, sandbox_uids, servers_of
 
 from coursekit.exec import Job, Limits, Outcome, Runner, Status
+from coursekit.options import Options
 
 TIGHT = Limits(wall_s=3, cpu_s=2, memory_mb=256, processes=8)
 SENTINEL = Job(
@@ -622,7 +623,7 @@ def test_control_characters_never_reach_any_format(tmp_path: Path, output_format
     )
     out = io.StringIO()
     project = find_project(course, course)
-    code = check_run(project, [], output_format, out, options={"exec": True, "jobs": 1})
+    code = check_run(project, [], output_format, out, options=Options(exec=True, jobs=1))
     assert code == 1
     shown = out.getvalue()
     assert "ValueError" in shown and "owned" in shown
@@ -663,6 +664,6 @@ def test_check_states_a_weaker_sandbox_under_its_summary(
     monkeypatch.setattr(coursekit.exec, "run_programs", weaker)
     course = copy_golden(tmp_path)
     out = io.StringIO()
-    check_run(find_project(course, course), [], "text", out, options={"exec": True, "jobs": 1})
+    check_run(find_project(course, course), [], "text", out, options=Options(exec=True, jobs=1))
     last = out.getvalue().splitlines()[-1]
     assert last.startswith("note: worked problems ran in the weaker 'basic' sandbox"), last

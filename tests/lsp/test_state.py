@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from conftest import LESSON
 from coursekit.lsp.state import CourseState
 from coursekit.project import find_project
@@ -62,3 +64,31 @@ def test_program_findings_from_the_last_save_survive_keystrokes(tmp_path: Path) 
     problem.write_text(problem.read_text(encoding="utf-8").replace("value: 5", "value: 4"))
     assert "CK907" not in [d.code for d in state.analyse(run_programs=True).result.diagnostics]
     assert problem.relative_to(tmp_path).as_posix() not in state.analyse().by_path
+
+
+def test_an_edit_validates_the_edited_document_only(
+    tiny_course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server keeps the validated documents of its last check (`CourseState.models`)."""
+    from coursekit.engine import check
+    from coursekit.load import reader
+
+    state = CourseState(find_project(tiny_course.parent))
+    state.analyse()
+    validated: list[str] = []
+    real = vars(reader)["validate"]
+
+    def counted(kind: type, data: object, source: object) -> object:
+        validated.append(kind.__name__)
+        return real(kind, data, source)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reader, "validate", counted)
+    lesson = tiny_course / "I/1-first/lessons/intro.md"
+    state.open(lesson, BROKEN)
+    snapshot = state.analyse()
+    assert validated == []  # the lesson's front matter did not change: nothing re-validated
+    state.open(lesson, BROKEN.replace("reading_time: 3", "reading_time: 4"))
+    snapshot = state.analyse()
+    assert validated == ["LessonFrontMatter"]
+    fresh = check(find_project(tiny_course.parent), overlays=dict(state.buffers))
+    assert [d.code for d in snapshot.result.diagnostics] == [d.code for d in fresh.diagnostics]

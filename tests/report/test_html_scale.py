@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from coursekit.engine import load_context
+from coursekit.options import Options
 from coursekit.owed import ChapterOwed, CourseOwed
 from coursekit.project import find_project
 from coursekit.report.html import render_html
@@ -42,7 +43,7 @@ def _moved(chapter: ChapterOwed, old: str, number: int) -> ChapterOwed:
 
 def test_a_thousand_chapters_render_in_two_seconds_within_two_megabytes(tmp_path: Path) -> None:
     generate(1, tmp_path)
-    _, ctx = load_context(find_project(tmp_path), {"exec": False, "jobs": 1})
+    _, ctx = load_context(find_project(tmp_path), Options(exec=False, jobs=1))
     (one,) = owed_of(ctx).chapters
     assert one.files["problems"] and one.files["exercises"] and one.strands["basics"].written
     old = one.path.removesuffix("chapter.yaml")

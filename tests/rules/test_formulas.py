@@ -10,6 +10,7 @@ import pytest
 from coursekit.config import Config, Limits
 from coursekit.load import load_course
 from coursekit.model.base import Location
+from coursekit.options import Options
 from coursekit.rules import formulas
 from coursekit.rules.base import REGISTRY, Context, Finding, MemoryStore
 
@@ -86,7 +87,7 @@ def findings(
     course: Path, code: str, config: Config | None = None, **options: object
 ) -> list[Finding]:
     loaded = load_course(course, course.parent)
-    ctx = Context(course=loaded.course, config=config or Config(), options=dict(options))
+    ctx = Context(course=loaded.course, config=config or Config(), options=Options(**options))  # type: ignore[arg-type]
     check = REGISTRY[code].check
     assert check is not None
     return list(check(ctx))

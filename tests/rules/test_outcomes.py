@@ -16,6 +16,7 @@ from coursekit.config import Config
 from coursekit.diagnostics import Severity
 from coursekit.exec.types import Status as ProgramStatus
 from coursekit.load import load_course
+from coursekit.options import Options
 from coursekit.rules import REGISTRY, formulas, problems
 from coursekit.rules.base import Context, Finding
 from coursekit.rules.outcomes import MATHS, PROGRAMS, kept, maths_outcome, program_outcome, table
@@ -93,7 +94,7 @@ def maths_ctx(tmp_path_factory: pytest.TempPathFactory) -> Any:
     course = make_course(tmp_path_factory.mktemp("outcomes"))
     (course / "I/1-first/lessons/intro.md").write_text(LESSON, encoding="utf-8")
     loaded = load_course(course, course.parent)
-    ctx = Context(course=loaded.course, config=Config(), options={"formulas": False})
+    ctx = Context(course=loaded.course, config=Config(), options=Options(formulas=False))
     lesson = loaded.course.chapters["I.1"].lessons["intro"]
     equations, numbers = formulas.scan_body(lesson.body)
     assert len(equations) == 1 and len(numbers) == 1
@@ -127,7 +128,7 @@ def test_each_program_status_is_reported_by_its_rule_alone(
 ) -> None:
     course = copy_golden(tmp_path)
     loaded = load_course(course, course.parent)
-    ctx = Context(course=loaded.course, config=Config(), options={"exec": False})
+    ctx = Context(course=loaded.course, config=Config(), options=Options(exec=False))
     manifest = f"{course.name}/{PROBLEM}"
     target = next(t for t in problems.targets(loaded.course) if t.manifest_path == manifest)
     verdict = problems.Verdict(status, "what happened")

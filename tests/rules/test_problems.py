@@ -9,17 +9,18 @@ import pytest
 
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import check
+from coursekit.options import Options
 from coursekit.project import find_project
 from coursekit.rules import problems
 from coursekit.rules.base import MemoryStore
 from helpers import PROBLEM, copy_golden, edit, line_of, run_check
 
 PROGRAM = PROBLEM.replace("problem.yaml", "solution.py")
-EXEC = {"exec": True, "jobs": 2}
+EXEC = Options(exec=True, jobs=2)
 
 
 def exec_check(course: Path) -> list[Diagnostic]:
-    return run_check(course, options=EXEC)
+    return run_check(course, options={"exec": True, "jobs": 2})
 
 
 def ck9(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -12,6 +12,7 @@ import pytest
 
 from coursekit.config import Config
 from coursekit.load import load_course
+from coursekit.options import Options
 from coursekit.rules import REGISTRY
 from coursekit.rules.base import Context, Finding
 
@@ -59,7 +60,7 @@ def write(course: Path, front: str = FRONT, notation: str = NOTATION) -> None:
 
 def findings(course: Path, code: str) -> list[Finding]:
     loaded = load_course(course, course.parent)
-    ctx = Context(course=loaded.course, config=Config(), options={})
+    ctx = Context(course=loaded.course, config=Config(), options=Options())
     check = REGISTRY[code].check
     assert check is not None
     return list(check(ctx))

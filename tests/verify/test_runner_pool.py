@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from coursekit.options import Options
 from coursekit.verify import MathsSpec, verify_document, verify_documents
 from coursekit.verify.claims import CheckResult
 from coursekit.verify.isolation import run_isolated
@@ -234,7 +235,7 @@ def test_lessons_with_the_same_maths_are_verified_once(
 
     monkeypatch.setattr(coursekit.verify, "verify_documents", counting)
     project = find_project(course, course)
-    found = check(project, options={"exec": False, "jobs": 2}, store=MemoryStore()).diagnostics
+    found = check(project, options=Options(exec=False, jobs=2), store=MemoryStore()).diagnostics
     fingerprints = [spec.fingerprint() for spec in asked]
     assert len(set(fingerprints)) == len(fingerprints)  # nothing verified twice
     with_maths = sum(1 for p in course.rglob("*.md") if "claims:" in p.read_text())

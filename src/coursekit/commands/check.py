@@ -9,9 +9,10 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from coursekit.options import Options
     from coursekit.project import Project
     from coursekit.store import ResultStore
 
@@ -22,7 +23,7 @@ def run_cached(
     output_format: str,
     out: TextIO,
     color: bool,
-    options: dict[str, Any],
+    options: Options,
     use_cache: bool = True,
 ) -> int:
     """The command: the whole-run cache around `run` (see coursekit.cache.RunCache)."""
@@ -37,9 +38,12 @@ def run_cached(
         out.write(hit[0])
         return hit[1]
     _known_format(output_format)
+    from coursekit.cache_pack import PackedStore
+
     buffer = io.StringIO()
-    store = cache.DiskStore(project.root)
+    store = PackedStore(cache.DiskStore(project.root))
     code = run(project, paths, output_format, buffer, color=color, options=options, store=store)
+    store.save()
     output = buffer.getvalue()
     out.write(output)
     # Never keep a run in which coursekit itself failed, nor one whose verdicts depended on the
@@ -124,17 +128,20 @@ def run(
     output_format: str,
     out: TextIO,
     color: bool = False,
-    options: dict[str, Any] | None = None,
+    options: Options | None = None,
     store: ResultStore | None = None,
 ) -> int:
     """Load, run the rules, report; the exit code (2 when a rule crashed)."""
+    from dataclasses import replace
+
     from coursekit.engine import check
+    from coursekit.options import Options
     from coursekit.project import relative_paths
     from coursekit.report import REPORTERS, Report
     from coursekit.report.base import printable
 
     notes: list[str] = []  # rules may append a line for the summary (shared through options)
-    options = {**(options or {}), "notes": notes}
+    options = replace(options or Options(), notes=notes)
     result = check(project, relative_paths(project.root, paths), options=options, store=store)
     counts = {}
     if output_format.startswith("statistics"):

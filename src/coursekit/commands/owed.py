@@ -48,9 +48,10 @@ def run(
         return 2
     from coursekit import cache
     from coursekit.engine import load_context
+    from coursekit.options import Options
     from coursekit.rules.maturity import owed_of
 
-    options = {"exec": run_programs, "jobs": os.cpu_count() or 1}
+    options = Options(exec=run_programs, jobs=os.cpu_count() or 1)
     store = cache.DiskStore(project.root) if use_cache else None
     _, ctx = load_context(project, options, store)
     course = ctx.course

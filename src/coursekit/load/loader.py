@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from coursekit import codes
 from coursekit.bounds import UnusableName, child, shorten
 from coursekit.diagnostics import Diagnostic, Severity
-from coursekit.load.reader import DocumentReader
+from coursekit.load.reader import DocumentReader, Models
 from coursekit.load.yamlsafe import (
     split_front_matter,
 )
@@ -324,13 +324,19 @@ def load_course(
     project_root: Path | None = None,
     store: ResultStore | None = None,
     overlays: Mapping[Path, str] | None = None,
+    models: Models | None = None,
 ) -> LoadResult:
     """Load the course under `course_dir`; paths in the result are relative to `project_root`.
 
     With a `store`, each parsed YAML document is kept there by its content's hash. `overlays`
-    (absolute path -> text) are read in place of those files: an editor's unsaved buffers."""
+    (absolute path -> text) are read in place of those files: an editor's unsaved buffers.
+    `models` (kept by the caller between loads) serves a document whose text did not change
+    without validating it again; afterwards it holds exactly this load's documents."""
     course_dir = course_dir.absolute()
     root = (project_root or course_dir.parent).absolute()
-    loader = _Loader(course_dir, root, store, overlays)
+    loader = _Loader(course_dir, root, store, overlays, models)
     course = loader.load()
+    if models is not None:
+        models.clear()
+        models.update(loader.used)
     return LoadResult(course=course, diagnostics=loader.diagnostics)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.load.parsecache import cached_parse
@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 
 N = TypeVar("N", bound=Node)
 
+# Validated documents kept between loads in one process (the language server): the model and
+# what validating it reported, by (kind, path, line offset, text). Models are never changed
+# after validation, so a document whose text is the same is the same model.
+Models = dict[tuple[str, str, int, str], tuple[Any, list[Diagnostic]]]
+
 
 class DocumentReader:
     def __init__(
@@ -32,8 +37,11 @@ class DocumentReader:
         project_root: Path,
         store: ResultStore | None = None,
         overlays: Mapping[Path, str] | None = None,
+        models: Models | None = None,
     ) -> None:
         self.store = store
+        self.models = models
+        self.used: Models = {}  # what this load read from or added to `models`
         # Unsaved editor buffers (the language server): read in place of the file's content.
         self.overlays = {
             _key(path): text for path, text in (overlays or {}).items()
@@ -103,6 +111,22 @@ class DocumentReader:
         return self.parse(text, self.rel(path), kind)
 
     def parse(self, text: str, rel: str, kind: type[N], line_offset: int = 0) -> N | None:
+        if self.models is None:
+            return self._parse(text, rel, kind, line_offset)
+        key = (kind.__name__, rel, line_offset, text)
+        hit = self.models.get(key)
+        if hit is None:
+            since = len(self.diagnostics)
+            model = self._parse(text, rel, kind, line_offset)
+            hit = (model, self.diagnostics[since:])
+        else:
+            self.diagnostics.extend(hit[1])
+            if hit[0] is None:
+                self.failed(hit[1])
+        self.used[key] = hit
+        return cast("N | None", hit[0])
+
+    def _parse(self, text: str, rel: str, kind: type[N], line_offset: int = 0) -> N | None:
         try:
             if self.store is None:
                 data, source = parse_yaml(text, rel, line_offset)

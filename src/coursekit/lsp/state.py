@@ -12,11 +12,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import CheckResult, check
+from coursekit.load.reader import Models
 from coursekit.model.tree import Chapter, Course, Lesson
+from coursekit.options import Options
 from coursekit.project import Project
 from coursekit.store import MemoryStore, ResultStore
 
@@ -65,6 +66,8 @@ class CourseState:
         # What the programs said at the last save: a keystroke does not run them, and must not
         # make their findings vanish either.
         self.program_findings: list[Diagnostic] = []
+        # Validated documents of the last check: an edit validates the edited document only.
+        self.models: Models = {}
         self._lock = threading.Lock()
 
     # Buffers -------------------------------------------------------------------------------
@@ -104,13 +107,17 @@ class CourseState:
 
     def analyse(self, run_programs: bool = False, formulas: bool = True) -> Snapshot:
         """Check the whole course as the editor sees it (disk plus open buffers)."""
-        options: dict[str, Any] = {"exec": run_programs, "jobs": os.cpu_count() or 1}
-        if not formulas:
-            options["formulas"] = False
+        options = Options(exec=run_programs, formulas=formulas, jobs=os.cpu_count() or 1)
         with self._lock:
             started = time.time_ns()
             overlays = {**self._unchanged_on_disk(), **self.buffers}
-            result = check(self.project, options=options, store=self.store, overlays=overlays)
+            result = check(
+                self.project,
+                options=options,
+                store=self.store,
+                overlays=overlays,
+                models=self.models,
+            )
             self._remember(result.course, started)
             found = list(result.diagnostics)
             if run_programs:

@@ -148,7 +148,7 @@ def settled(ctx: Context) -> tuple[Item, ...]:
 def verified(ctx: Context, item: Item) -> Item:
     """The item after sympy has judged the identity (formulas on), or as it was."""
     lesson = _lesson_at(ctx, item.location.path)
-    if not item.sides or lesson is None or ctx.options.get("formulas", True) is False:
+    if not item.sides or lesson is None or not ctx.options.formulas:
         return item
     verdicts = ctx.course.derive(
         ("displays", item.location.path, item.location.line, item.location.column),

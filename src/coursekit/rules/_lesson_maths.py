@@ -80,7 +80,7 @@ def scan_body(body: str) -> tuple[list[ShownEquation], list[WrittenNumber]]:
 
 def lesson_maths(ctx: Context) -> list[LessonMaths]:
     """Every lesson with maths, checked once per run (shared by all CK8 rules)."""
-    if ctx.options.get("formulas", True) is False:
+    if not ctx.options.formulas:
         return []
 
     def check_all() -> list[LessonMaths]:
@@ -170,7 +170,7 @@ def _verify_uncached(ctx: Context, todo: list[_Planned]) -> None:
     for planned in todo:
         distinct.setdefault(planned.key, planned)
     timeout, memory_mb = _limits(ctx)
-    workers = int(ctx.options.get("jobs") or 0) or os.cpu_count() or 1
+    workers = ctx.options.jobs or os.cpu_count() or 1
     checked = verify_documents(
         [p.spec for p in distinct.values()], timeout, memory_mb=memory_mb, workers=workers
     )

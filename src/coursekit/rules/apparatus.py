@@ -32,7 +32,7 @@ def _same_title(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 
 
-@rule("CK301", "apparatus-unresolved")
+@rule("CK301", "apparatus-unresolved", per_chapter=("book0_ids", "chapter_ids"))
 def apparatus_unresolved(ctx: Context) -> Iterator[Finding]:
     """An apparatus link names an entry Book 0 does not have.
 
@@ -45,7 +45,7 @@ def apparatus_unresolved(ctx: Context) -> Iterator[Finding]:
     if book0_did_not_load(course):
         return  # its CK1xx error is the one to fix
     entries = book0_entries(course)
-    for chapter in course.chapters.values():
+    for chapter in ctx.chapters():
         for index, link in enumerate(chapter.manifest.apparatus):
             if link.id in entries or link.id in course.chapters:
                 continue  # a chapter id is CK302's
@@ -90,7 +90,7 @@ def apparatus_not_book0(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK303", "apparatus-title-mismatch")
+@rule("CK303", "apparatus-title-mismatch", per_chapter=("book0_linked",))
 def apparatus_title_mismatch(ctx: Context) -> Iterator[Finding]:
     """A title shown with an apparatus link differs from the entry's title in Book 0.
 
@@ -100,7 +100,7 @@ def apparatus_title_mismatch(ctx: Context) -> Iterator[Finding]:
         apparatus: [{id: 0.IT.01, title: Entropy}]
     """
     entries = book0_entries(ctx.course)
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
         for index, link in enumerate(chapter.manifest.apparatus):
             entry = entries.get(link.id)
             if entry is None or link.title is None or _same_title(link.title, entry.title):
@@ -112,7 +112,7 @@ def apparatus_title_mismatch(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK304", "apparatus-duplicate-link")
+@rule("CK304", "apparatus-duplicate-link", per_chapter=())
 def apparatus_duplicate_link(ctx: Context) -> Iterator[Finding]:
     """A chapter links the same apparatus entry twice.
 
@@ -121,7 +121,7 @@ def apparatus_duplicate_link(ctx: Context) -> Iterator[Finding]:
     Passes:
         apparatus: [{id: 0.IT.01}]
     """
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
         seen: set[str] = set()
         for index, link in enumerate(chapter.manifest.apparatus):
             if link.id in seen:
@@ -132,7 +132,7 @@ def apparatus_duplicate_link(ctx: Context) -> Iterator[Finding]:
             seen.add(link.id)
 
 
-@rule("CK305", "apparatus-planned", Severity.WARNING)
+@rule("CK305", "apparatus-planned", Severity.WARNING, per_chapter=("book0_linked",))
 def apparatus_planned(ctx: Context) -> Iterator[Finding]:
     """A draft chapter links a Book 0 entry that is only planned: owed content.
 
@@ -145,7 +145,7 @@ def apparatus_planned(ctx: Context) -> Iterator[Finding]:
         apparatus: [{id: 0.IT.01}]   # 0.IT.01 has status: written
     """
     entries = book0_entries(ctx.course)
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
         if chapter.manifest.status == "published":
             continue
         for index, link in enumerate(chapter.manifest.apparatus):

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from coursekit.config import selector_matches
 from coursekit.diagnostics import Severity
 from coursekit.model.base import Location
-from coursekit.model.tree import Course
+from coursekit.model.tree import Chapter, Course
+from coursekit.options import Options
 from coursekit.store import MemoryStore as MemoryStore
 from coursekit.store import ResultStore as ResultStore
 
@@ -45,14 +46,22 @@ class Finding:
 class Context:
     """What a rule may look at: the course, the configuration, and where to keep results.
 
-    `options` carries run switches from the command line: `exec` (bool, run problem programs;
-    default True), `jobs` (int, parallel workers; default: cores), `progress` (callable or None).
+    `options` carries the run's switches from the command line (see `coursekit.options`).
+    `only` names the chapters a per-chapter rule is to check this time (None: every chapter);
+    the engine narrows it to the chapters whose inputs changed (see `coursekit.incremental`).
     """
 
     course: Course
     config: Config
     store: ResultStore = field(default_factory=MemoryStore)
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Options = field(default_factory=Options)
+    only: frozenset[str] | None = None
+
+    def chapters(self) -> Iterator[Chapter]:
+        """The chapters a per-chapter rule checks, in course order."""
+        for chapter_id, chapter in self.course.chapters.items():
+            if self.only is None or chapter_id in self.only:
+                yield chapter
 
 
 CheckFn = Callable[[Context], Iterable[Finding]]
@@ -68,6 +77,10 @@ class Rule:
     doc: str
     check: CheckFn | None  # None: emitted by the loader, documented here
     fixable: bool = False
+    # None: the rule reads the whole course and runs every time. A tuple: the rule's findings
+    # on a chapter depend only on that chapter's files and these named facts (rules/facts.py),
+    # so its results are kept per chapter and it re-runs only where one of them changed.
+    per_chapter: tuple[str, ...] | None = None
 
     @property
     def title(self) -> str:
@@ -115,12 +128,21 @@ def first_sentence(paragraph: str) -> str:
 
 
 def rule(
-    code: str, name: str, severity: Severity = Severity.ERROR, fixable: bool = False
+    code: str,
+    name: str,
+    severity: Severity = Severity.ERROR,
+    fixable: bool = False,
+    per_chapter: tuple[str, ...] | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
-    """Register a check under a stable code and name; its docstring documents it."""
+    """Register a check under a stable code and name; its docstring documents it.
+
+    `per_chapter`: the rule iterates `ctx.chapters()` and what it finds in a chapter depends on
+    that chapter's files and the named course-wide facts alone (see `Rule.per_chapter`).
+    """
 
     def register(func: CheckFn) -> CheckFn:
-        _add(code, name, severity, func.__doc__ or "", func, _family(func.__module__), fixable)
+        doc = func.__doc__ or ""
+        _add(code, name, severity, doc, func, _family(func.__module__), fixable, per_chapter)
         return func
 
     return register
@@ -141,6 +163,7 @@ def _add(
     func: CheckFn | None,
     family: str,
     fixable: bool,
+    per_chapter: tuple[str, ...] | None = None,
 ) -> None:
     if code in REGISTRY:
         raise ValueError(f"rule code {code} registered twice")
@@ -148,7 +171,7 @@ def _add(
     paragraph = " ".join(text.split("\n\n", 1)[0].split()) if text else name
     # The first sentence: what `coursekit rules` shows on one line.
     summary = first_sentence(paragraph)
-    REGISTRY[code] = Rule(code, name, family, severity, summary, text, func, fixable)
+    REGISTRY[code] = Rule(code, name, family, severity, summary, text, func, fixable, per_chapter)
 
 
 def lookup(selector: str) -> list[Rule]:

@@ -67,7 +67,7 @@ def formula_syntax(ctx: Context) -> Iterator[Finding]:
         formulas:
           recurrence: T*(d_h**2 + d_h*d_x)
     """
-    if ctx.options.get("formulas", True) is not False:
+    if ctx.options.formulas:
         for location, message in _assume.unusable(ctx.course):
             yield Finding(location, message)
     for maths, v in _reported(ctx, "CK801"):
@@ -368,7 +368,7 @@ def shape_notation(ctx: Context) -> Iterator[Finding]:
           - {symbol: Q, meaning: the queries, shape: [T, d_k], axes: [queries, features]}
           - {symbol: '\\mathrm{softmax}', meaning: normalised exponential, rowwise: true}
     """
-    if ctx.options.get("formulas", True) is False:
+    if not ctx.options.formulas:
         return
     for location, message in _shapes.unusable(ctx.course):
         yield Finding(location, message)

@@ -3,7 +3,7 @@
 The counting lives in `coursekit.owed`; `owed_of` below is the one way into it, for these rules
 and for `coursekit owed` alike, so both give the same answer about every problem. Whether a
 problem's program confirms its published solution is the problem family's verdict (CK9xx, which
-runs the programs once per run and caches the outcomes); `options["problem_confirmed"]` (a
+runs the programs once per run and caches the outcomes); `options.problem_confirmed` (a
 callable taking a `Problem`) overrides it. Without a verdict (`--no-exec`), a problem counts when
 its program exists and its solution is published, and is tallied as unverified.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
 
 from coursekit.model.tree import Chapter, Problem
 from coursekit.owed import (
@@ -35,9 +34,9 @@ from coursekit.rules.problems import problem_confirmed
 
 def confirmed_by(ctx: Context) -> Confirmed | None:
     """The verdict on each problem's program for this run (None inside: not run)."""
-    hook: Any = ctx.options.get("problem_confirmed")
-    if callable(hook):
-        return hook  # type: ignore[no-any-return]
+    hook = ctx.options.problem_confirmed
+    if hook is not None:
+        return hook
 
     def confirmed(problem: Problem) -> bool | None:
         return problem_confirmed(ctx, problem.path)

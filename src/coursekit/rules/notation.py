@@ -56,14 +56,19 @@ def _all_tables(course: Course) -> list[list[Declaration]]:
     return [_table(entries, owner) for entries, owner in _notation_tables(course)]
 
 
-def _notation_tables(course: Course) -> Iterator[tuple[list[NotationEntry], str]]:
+def _notation_tables(
+    course: Course, only: frozenset[str] | None = None
+) -> Iterator[tuple[list[NotationEntry], str]]:
+    """Every notation table: course.yaml's, each apparatus entry's, and each chapter's (those
+    of the chapters `only` names, when given)."""
     if course.manifest is not None:
         yield course.manifest.notation, "course.yaml"
     for book in course.books.values():
         for entry in book.manifest.apparatus:
             yield entry.notation, f"apparatus {entry.id}"
     for chapter in _chapters(course):
-        yield chapter.manifest.notation, f"chapter {chapter.id}"
+        if only is None or chapter.id in only:
+            yield chapter.manifest.notation, f"chapter {chapter.id}"
 
 
 def _chapters(course: Course) -> list[Chapter]:
@@ -201,7 +206,12 @@ def _suggest(use: SymbolUse, scope: Scope) -> str:
     return f"; did you mean '{shown(close[0])}'?" if close else ""
 
 
-@rule("CK203", "symbol-unused", Severity.WARNING)
+@rule(
+    "CK203",
+    "symbol-unused",
+    Severity.WARNING,
+    per_chapter=("course_notation", "apparatus_linked"),
+)
 def symbol_unused(ctx: Context) -> Iterator[Finding]:
     """A chapter declares a symbol that none of its maths uses.
 
@@ -215,7 +225,7 @@ def symbol_unused(ctx: Context) -> Iterator[Finding]:
         notation: [{symbol: d_v, meaning: width of a value}]   # a lesson writes $T^2 d_v$
     """
     course = ctx.course
-    for chapter in course.chapters.values():
+    for chapter in ctx.chapters():
         if chapter_incomplete(chapter):
             continue  # the maths of what did not load is unknown (its CK1xx error says why)
         scope = scope_of(course, chapter)
@@ -236,7 +246,11 @@ def symbol_unused(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK204", "symbol-undeclared")
+@rule(
+    "CK204",
+    "symbol-undeclared",
+    per_chapter=("course_notation", "apparatus_linked", "book0_loaded"),
+)
 def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
     """The maths of a chapter uses a symbol that no table in its scope declares.
 
@@ -254,7 +268,7 @@ def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
         caption: Attention spends $O(T^2)$ work on the grid.
     """
     course = ctx.course
-    for chapter in course.chapters.values():
+    for chapter in ctx.chapters():
         if chapter.manifest.apparatus and book0_did_not_load(course):
             continue  # part of its scope is in a Book 0 that did not load
         scope = scope_of(course, chapter)
@@ -274,7 +288,7 @@ def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK205", "maths-unreadable")
+@rule("CK205", "maths-unreadable", per_chapter=("notation_tables",))
 def maths_unreadable(ctx: Context) -> Iterator[Finding]:
     """The LaTeX reader failed on a span of maths, so its symbols could not be checked.
 
@@ -288,7 +302,7 @@ def maths_unreadable(ctx: Context) -> Iterator[Finding]:
         body: the cost is $T\\,d$   # read: uses T and d
     """
     course = ctx.course
-    for entries, _ in _notation_tables(course):
+    for entries, _ in _notation_tables(course, ctx.only):
         for entry in entries:
             reason = maths_error(entry.symbol)
             if reason is not None:
@@ -296,7 +310,7 @@ def maths_unreadable(ctx: Context) -> Iterator[Finding]:
                     entry.loc("symbol"),
                     f"cannot read the symbol '{entry.symbol}' ({reason}); its uses are not checked",
                 )
-    for chapter in course.chapters.values():
+    for chapter in ctx.chapters():
         for text in chapter_texts(course, chapter):
             for span in unreadable_maths(text.value):
                 yield Finding(

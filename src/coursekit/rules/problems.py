@@ -122,7 +122,7 @@ def _runnable(target: Target) -> bool:
 
 def verdicts(ctx: Context) -> dict[str, Verdict]:
     """Each runnable target's verdict (keyed by its manifest path), computed once per run."""
-    if ctx.options.get("exec", True) is False:
+    if not ctx.options.exec:
         return {}
     return ctx.course.derive(NAMESPACE, lambda: _run(ctx))
 
@@ -179,7 +179,7 @@ def _sort_out(ctx: Context) -> _Todo:
 
 
 def _parallel(ctx: Context, jobs: int) -> int:
-    return max(1, min(int(ctx.options.get("jobs") or 0) or os.cpu_count() or 1, jobs))
+    return max(1, min(ctx.options.jobs or os.cpu_count() or 1, jobs))
 
 
 def start_early(ctx: Context) -> None:
@@ -189,7 +189,7 @@ def start_early(ctx: Context) -> None:
     called before other long work (the sympy checks), that start-up overlaps it instead of
     following it. Nothing starts when every program's verdict is in the store.
     """
-    if ctx.options.get("exec", True) is False or not _selected(ctx):
+    if not ctx.options.exec or not _selected(ctx):
         return
     todo = _todo(ctx)
     if todo.jobs:
@@ -228,7 +228,7 @@ def _run(ctx: Context) -> dict[str, Verdict]:
     if not todo.jobs:
         return result
     early = ctx.course.derived.pop((NAMESPACE, "runner"), None)
-    progress = ctx.options.get("progress")
+    progress = ctx.options.progress
     try:
         outcomes = run_programs(
             todo.jobs,
@@ -241,8 +241,8 @@ def _run(ctx: Context) -> dict[str, Verdict]:
         if isinstance(early, Runner):
             early.close()  # already closed, unless run_programs was replaced (tests)
             atexit.unregister(early.close)
-    notes = ctx.options.get("notes")
-    if isinstance(notes, list) and (note := sandbox_note(outcomes)):
+    notes = ctx.options.notes
+    if notes is not None and (note := sandbox_note(outcomes)):
         notes.append(note)
     by_path = {t.manifest_path: t for t in targets(ctx.course)}
     for outcome in outcomes:

@@ -18,7 +18,7 @@ from coursekit.rules.base import Context, Finding, rule
 _PROP_TARGET = re.compile(r"^(?:(?P<chapter>[^/]+)/)?(?P<number>[0-9]+)$")
 
 
-@rule("CK401", "proposition-numbering", fixable=True)
+@rule("CK401", "proposition-numbering", fixable=True, per_chapter=())
 def proposition_numbering(ctx: Context) -> Iterator[Finding]:
     """Propositions are not numbered 1, 2, ..., n in order (a gap, a repeat, or out of order).
 
@@ -33,7 +33,7 @@ def proposition_numbering(ctx: Context) -> Iterator[Finding]:
           - {number: 1, claim: ..., gloss: ...}
           - {number: 2, claim: ..., gloss: ...}
     """
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
         props = chapter.manifest.propositions
         for index, expected, why in breaks([prop.number for prop in props]):
             yield Finding(
@@ -44,7 +44,7 @@ def proposition_numbering(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK402", "proposition-incomplete")
+@rule("CK402", "proposition-incomplete", per_chapter=())
 def proposition_incomplete(ctx: Context) -> Iterator[Finding]:
     """A proposition has an empty claim or an empty gloss.
 
@@ -57,7 +57,7 @@ def proposition_incomplete(ctx: Context) -> Iterator[Finding]:
             claim: Attention was the repair for one bottleneck.
             gloss: It joins any two positions in one step, and pays for it in work.
     """
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
         manifest = chapter.manifest
         for index, prop in enumerate(manifest.propositions):
             for key in ("claim", "gloss"):
@@ -81,7 +81,7 @@ def _first_difference(a: str, b: str) -> str:
     return "spacing only"
 
 
-@rule("CK403", "thesis-not-prop1")
+@rule("CK403", "thesis-not-prop1", per_chapter=())
 def thesis_not_prop1(ctx: Context) -> Iterator[Finding]:
     """The chapter's thesis is not, word for word, the claim of its Prop. 1.
 
@@ -97,7 +97,7 @@ def thesis_not_prop1(ctx: Context) -> Iterator[Finding]:
         propositions:
           - {number: 1, claim: Attention was the repair for one bottleneck., gloss: ...}
     """
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
         manifest = chapter.manifest
         props = manifest.propositions
         first = next((p for p in props if p.number == 1), props[0] if props else None)
@@ -164,7 +164,7 @@ def _supports(chapter: Chapter) -> Iterator[tuple[int, Location]]:
             yield number, exercise.meta.loc("supports", index)
 
 
-@rule("CK404", "proposition-unresolved")
+@rule("CK404", "proposition-unresolved", per_chapter=("chapter_summaries",))
 def proposition_unresolved(ctx: Context) -> Iterator[Finding]:
     """A reference to a proposition that does not exist.
 
@@ -180,7 +180,7 @@ def proposition_unresolved(ctx: Context) -> Iterator[Finding]:
         As [Prop. 2](prop:2) shows, ...
     """
     course = ctx.course
-    for chapter in course.chapters.values():
+    for chapter in ctx.chapters():
         for ref in prop_refs(course, chapter):
             message = _unresolved(course, ref.chapter, ref.number, ref.shown)
             if message:

@@ -28,11 +28,11 @@ TYPED_READING = re.compile(rf"\b(?:{_NUMBER})\s+(?:{_READING_NOUNS})\b", re.I)
 
 
 def _lessons(ctx: Context) -> Iterator[Lesson]:
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
         yield from chapter.lessons.values()
 
 
-@rule("CK601", "quiz-answer-missing")
+@rule("CK601", "quiz-answer-missing", per_chapter=())
 def quiz_answer_missing(ctx: Context) -> Iterator[Finding]:
     """A quiz question has no answer: a numeric one without `answer`, a choice without options.
 
@@ -57,7 +57,7 @@ def quiz_answer_missing(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK602", "single-choice-correct")
+@rule("CK602", "single-choice-correct", per_chapter=())
 def single_choice_correct(ctx: Context) -> Iterator[Finding]:
     """A single-choice question does not have exactly one correct option.
 
@@ -91,7 +91,7 @@ def single_choice_correct(ctx: Context) -> Iterator[Finding]:
             yield Finding(where, message)
 
 
-@rule("CK603", "select-all-no-correct")
+@rule("CK603", "select-all-no-correct", per_chapter=())
 def select_all_no_correct(ctx: Context) -> Iterator[Finding]:
     """A select-all question has no correct option (it is graded all-or-nothing on at least one).
 
@@ -116,7 +116,7 @@ def select_all_no_correct(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK604", "numeric-margin-missing")
+@rule("CK604", "numeric-margin-missing", per_chapter=())
 def numeric_margin_missing(ctx: Context) -> Iterator[Finding]:
     """A numeric question has no `margin` (write `margin: 0` for an exact answer).
 
@@ -142,7 +142,7 @@ def numeric_margin_missing(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK605", "quiz-option-invalid")
+@rule("CK605", "quiz-option-invalid", per_chapter=())
 def quiz_option_invalid(ctx: Context) -> Iterator[Finding]:
     """A quiz option is empty, or repeats another option of the same question.
 
@@ -168,7 +168,7 @@ def quiz_option_invalid(ctx: Context) -> Iterator[Finding]:
                 seen.setdefault(text.casefold(), o)
 
 
-@rule("CK606", "typed-count", Severity.WARNING)
+@rule("CK606", "typed-count", Severity.WARNING, per_chapter=())
 def typed_count(ctx: Context) -> Iterator[Finding]:
     """A lesson's prose types a count the renderer computes ("four questions", "1 paper").
 
@@ -197,7 +197,7 @@ def typed_count(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK607", "reading-identifier")
+@rule("CK607", "reading-identifier", per_chapter=())
 def reading_identifier(ctx: Context) -> Iterator[Finding]:
     """A further-reading identifier is not a well-formed arXiv id, DOI or URL.
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from coursekit.bounds import ref_number, shorten
 from coursekit.hints import did_you_mean
 from coursekit.model.base import Location
-from coursekit.model.tree import Chapter, Course
+from coursekit.model.tree import Chapter
 from coursekit.rules._broken import book0_did_not_load, chapter_did_not_load
 from coursekit.rules._links import (
     COURSE_SCHEMES,
@@ -34,8 +34,9 @@ class LinkAt:
     location: Location
 
 
-def _links(course: Course, scheme: str | None = None) -> Iterator[LinkAt]:
-    for chapter in course.chapters.values():
+def _links(ctx: Context, scheme: str | None = None) -> Iterator[LinkAt]:
+    course = ctx.course
+    for chapter in ctx.chapters():
         for text in chapter_texts(course, chapter):
             for link in links(text.value):
                 if scheme is None or link.scheme == scheme:
@@ -50,7 +51,7 @@ def _split(rest: str, chapter: Chapter) -> tuple[str, str]:
     return (head, tail) if slash else (chapter.id, rest)
 
 
-@rule("CK501", "lesson-ref-unresolved")
+@rule("CK501", "lesson-ref-unresolved", per_chapter=("chapter_summaries",))
 def lesson_ref_unresolved(ctx: Context) -> Iterator[Finding]:
     """A link to a lesson that its chapter neither has nor plans.
 
@@ -63,7 +64,7 @@ def lesson_ref_unresolved(ctx: Context) -> Iterator[Finding]:
         [the lesson on masks](lesson:II.2/masks)   # items: [{planned: masks, ...}]
     """
     course = ctx.course
-    for link in _links(course, "lesson"):
+    for link in _links(ctx, "lesson"):
         chapter_id, item_id = _split(link.rest, link.chapter)
         target = course.chapters.get(chapter_id)
         if target is None:
@@ -81,7 +82,7 @@ def lesson_ref_unresolved(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK502", "chapter-ref-unresolved")
+@rule("CK502", "chapter-ref-unresolved", per_chapter=("chapter_summaries",))
 def chapter_ref_unresolved(ctx: Context) -> Iterator[Finding]:
     """A link to a chapter that no book lists.
 
@@ -91,7 +92,7 @@ def chapter_ref_unresolved(ctx: Context) -> Iterator[Finding]:
         [Chapter I.4](chapter:I.4)
     """
     known = known_chapters(ctx.course)
-    for link in _links(ctx.course, "chapter"):
+    for link in _links(ctx, "chapter"):
         if link.rest not in known and not chapter_did_not_load(ctx.course, link.rest):
             yield Finding(
                 link.location,
@@ -102,7 +103,7 @@ def chapter_ref_unresolved(ctx: Context) -> Iterator[Finding]:
 _FIG = re.compile(r"^(?:(?P<chapter>[^/]+)/)?(?P<number>[0-9]+)$")
 
 
-@rule("CK503", "figure-ref-unresolved")
+@rule("CK503", "figure-ref-unresolved", per_chapter=("chapter_summaries",))
 def figure_ref_unresolved(ctx: Context) -> Iterator[Finding]:
     """A link to a figure that does not exist (`fig:2` in this chapter, `fig:II.2/2` in another).
 
@@ -112,7 +113,7 @@ def figure_ref_unresolved(ctx: Context) -> Iterator[Finding]:
         [Fig. 2](fig:2)
     """
     course = ctx.course
-    for link in _links(course, "fig"):
+    for link in _links(ctx, "fig"):
         match = _FIG.match(link.rest)
         if match is None:
             yield Finding(
@@ -137,7 +138,7 @@ def figure_ref_unresolved(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK504", "apparatus-ref-unresolved")
+@rule("CK504", "apparatus-ref-unresolved", per_chapter=("book0_ids",))
 def apparatus_ref_unresolved(ctx: Context) -> Iterator[Finding]:
     """A link into Book 0 (`apparatus:0.IT.01`) names an entry that does not exist.
 
@@ -149,7 +150,7 @@ def apparatus_ref_unresolved(ctx: Context) -> Iterator[Finding]:
     if book0_did_not_load(ctx.course):
         return
     entries = sorted(book0_entries(ctx.course))
-    for link in _links(ctx.course, "apparatus"):
+    for link in _links(ctx, "apparatus"):
         if link.rest not in entries:
             yield Finding(
                 link.location,
@@ -159,7 +160,7 @@ def apparatus_ref_unresolved(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK505", "link-scheme-unknown")
+@rule("CK505", "link-scheme-unknown", per_chapter=())
 def link_scheme_unknown(ctx: Context) -> Iterator[Finding]:
     """A Markdown link uses a scheme coursekit does not know (often a typo of one it does).
 
@@ -171,7 +172,7 @@ def link_scheme_unknown(ctx: Context) -> Iterator[Finding]:
     Passes:
         [Fig. 2](fig:2)
     """
-    for link in _links(ctx.course):
+    for link in _links(ctx):
         if not link.scheme or link.scheme in COURSE_SCHEMES or link.scheme in WEB_SCHEMES:
             continue
         yield Finding(
@@ -184,7 +185,7 @@ def link_scheme_unknown(ctx: Context) -> Iterator[Finding]:
         )
 
 
-@rule("CK506", "figure-numbering", fixable=True)
+@rule("CK506", "figure-numbering", fixable=True, per_chapter=())
 def figure_numbering(ctx: Context) -> Iterator[Finding]:
     """Figures are not numbered 1, 2, ..., n in order (a gap, a repeat, or out of order).
 
@@ -195,7 +196,7 @@ def figure_numbering(ctx: Context) -> Iterator[Finding]:
     Passes:
         figures: [{number: 1, ...}, {number: 2, ...}]
     """
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
         figures = chapter.manifest.figures
         for index, expected, why in breaks([figure.number for figure in figures]):
             yield Finding(
@@ -206,7 +207,7 @@ def figure_numbering(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK507", "figure-alt-missing")
+@rule("CK507", "figure-alt-missing", per_chapter=())
 def figure_alt_missing(ctx: Context) -> Iterator[Finding]:
     """A figure has no alt text: what a reader who cannot see it needs to know.
 
@@ -220,7 +221,7 @@ def figure_alt_missing(ctx: Context) -> Iterator[Finding]:
             alt: A row of boxes h_1 to h_T joined left to right by arrows.
             asset: figures/chain.svg
     """
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
         manifest = chapter.manifest
         for index, figure in enumerate(manifest.figures):
             if figure.alt is None or not figure.alt.strip():
@@ -232,7 +233,7 @@ def figure_alt_missing(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK508", "figure-asset-missing")
+@rule("CK508", "figure-asset-missing", per_chapter=())
 def figure_asset_missing(ctx: Context) -> Iterator[Finding]:
     """A figure's asset is not a file below the chapter folder.
 
@@ -241,7 +242,7 @@ def figure_asset_missing(ctx: Context) -> Iterator[Finding]:
     Passes:
         asset: figures/path-length.svg
     """
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
         manifest = chapter.manifest
         below = sorted(
             path[len(chapter.dir) + 1 :]

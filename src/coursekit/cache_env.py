@@ -1,0 +1,104 @@
+"""What every cache key includes besides the course: coursekit's own code and version, Python's,
+and the versions of the libraries results depend on, all found without importing them.
+
+Standard library only at module level: the warm path (`coursekit.cache`) imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import coursekit
+from coursekit.cache_files import sha256
+
+LIBRARIES = ("sympy", "numpy", "pydantic", "pydantic_core", "ruamel.yaml", "pylatexenc")
+
+
+_versions_memo: dict[str, str] = {}
+
+
+def library_version(name: str) -> str:
+    """A distribution's version without importing it ("absent" when not installed).
+
+    Read from the `<name>-<version>.dist-info` folder name (PEP 427) on `sys.path`, first match
+    wins as for imports; `importlib.metadata.version` (which costs ~25 ms to import) only when no
+    such folder is found.
+    """
+    if not _versions_memo:
+        _scan_dist_info()
+    key = _normalise(name)
+    if key not in _versions_memo:
+        try:
+            from importlib.metadata import PackageNotFoundError, version
+
+            _versions_memo[key] = version(name)
+        except (PackageNotFoundError, ValueError, OSError):
+            _versions_memo[key] = "absent"
+    return _versions_memo[key]
+
+
+def _normalise(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def _scan_dist_info() -> None:
+    wanted = {_normalise(name) for name in LIBRARIES}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for folder in names:
+            if not folder.endswith(".dist-info"):
+                continue
+            dist, _, version = folder[: -len(".dist-info")].partition("-")
+            key = _normalise(dist)
+            if key in wanted and version and key not in _versions_memo:
+                _versions_memo[key] = version
+    _versions_memo.setdefault("", "")  # scanned
+
+
+def source_fingerprint() -> str:
+    """coursekit's own code: its version and every module's (path, mtime, size).
+
+    The version alone would serve stale results from an editable install whose code changed.
+    """
+    package = Path(coursekit.__file__).parent
+    entries: list[str] = [f"coursekit {coursekit.__version__}"]
+    stack = [str(package)]
+    while stack:
+        folder = stack.pop()
+        try:
+            scan = list(os.scandir(folder))
+        except OSError:
+            continue
+        for item in sorted(scan, key=lambda e: e.name):
+            if item.name == "__pycache__":
+                continue
+            if item.is_dir(follow_symlinks=False):
+                stack.append(item.path)
+            elif item.name.endswith(".py"):
+                st = item.stat()
+                entries.append(f"{item.path}\0{st.st_mtime_ns}\0{st.st_size}")
+    return sha256("\n".join(entries))
+
+
+def environment() -> dict[str, str]:
+    """Everything outside the course that a result depends on."""
+    env = {
+        "coursekit": coursekit.__version__,
+        "coursekit_source": source_fingerprint(),
+        "python": sys.version,
+        "executable": sys.executable,
+    }
+    for name in LIBRARIES:
+        env[name] = library_version(name)
+    return env
+
+
+def _salt(env: Mapping[str, str]) -> str:
+    return sha256(json.dumps(dict(env), sort_keys=True))

@@ -1,0 +1,202 @@
+"""Per-chapter rule results, kept between runs: an edit re-runs the rules where it landed.
+
+A rule declared `per_chapter` (rules/base.py) finds in a chapter what that chapter's own files
+and a few named course-wide facts (rules/facts.py) imply, nothing else. Its findings are kept
+per chapter in the result store under a key made of exactly those inputs: the digest of every
+file the chapter holds or lists (and which assets exist), and the digests of the facts it
+declared. On the next run each such rule runs once, over the chapters whose key changed
+(`Context.only`), and the findings of the others are taken from the store. Rules without the
+declaration read the whole course and run every time.
+
+The store entry is one value per (configuration, options): chapter id -> rule code -> [key,
+findings]. A rule that crashed keeps nothing, so the next run tries it again. Findings are
+attributed to a chapter by the file they are in; a finding in a file that is not one chapter's
+own (a shared file, Book 0) makes that rule run chapter by chapter, which attributes it exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from coursekit.diagnostics import Diagnostic, Severity
+from coursekit.model.tree import Chapter, Course
+from coursekit.rules import Context, Rule
+from coursekit.rules.facts import FACTS, digest
+
+NAMESPACE = "rules"
+FORMAT = 1  # bump when an entry's shape changes
+
+# Runs one rule on a context: its diagnostics, and False when it crashed.
+RunRule = Callable[[Context, Rule], tuple[list[Diagnostic], bool]]
+
+
+def chapter_files(course: Course, chapter: Chapter) -> list[str]:
+    """Every project-relative file the chapter holds or lists, whether or not it loaded."""
+    listed = {chapter.path}
+    listed.update(lesson.path for lesson in chapter.lessons.values())
+    for problem in chapter.problems.values():
+        listed.update((problem.path, problem.program.path))
+    for exercise in chapter.exercises.values():
+        listed.add(exercise.path)
+        if exercise.program is not None:
+            listed.add(exercise.program.path)
+    prefix = chapter.dir + "/"
+    listed.update(path for path in course.texts if path.startswith(prefix))
+    return sorted(listed)
+
+
+def _text_digest(course: Course, path: str) -> str | None:
+    text = course.texts.get(path)
+    if text is None:
+        return None
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def chapter_digest(course: Course, chapter: Chapter, files: Sequence[str]) -> str:
+    """What the chapter is made of: its id and book, each file's text, which assets exist."""
+    return digest(
+        [
+            chapter.id,
+            chapter.book_id,
+            chapter.dir,
+            [[path, _text_digest(course, path)] for path in files],
+            sorted(chapter.assets),
+        ]
+    )
+
+
+def _encode(found: Iterable[Diagnostic]) -> list[list[Any]]:
+    return [
+        [
+            d.path,
+            d.line,
+            d.column,
+            d.code,
+            d.message,
+            str(d.severity),
+            d.name,
+            d.fixable,
+            [*d.related],
+        ]
+        for d in found
+    ]
+
+
+def _decode(rows: Any) -> list[Diagnostic] | None:
+    """The kept findings, or None when the entry is not what `_encode` wrote."""
+    if not isinstance(rows, list):
+        return None
+    try:
+        return [
+            Diagnostic(
+                str(path),
+                int(line),
+                int(column),
+                str(code),
+                str(message),
+                Severity(severity),
+                str(name),
+                bool(fixable),
+                tuple(str(r) for r in related),
+            )
+            for path, line, column, code, message, severity, name, fixable, related in rows
+        ]
+    except (TypeError, ValueError):
+        return None
+
+
+def state_key(ctx: Context) -> str:
+    """Everything besides the course a kept result depends on (the store adds the versions)."""
+    options = {
+        k: v
+        for k, v in ctx.options.key().items()
+        if isinstance(v, str | int | float | bool) or v is None
+    }
+    return digest([FORMAT, ctx.config.fingerprint, options, str(ctx.course.root)])
+
+
+class _Plan:
+    """Which (rule, chapter) results are kept, and which must be computed."""
+
+    def __init__(self, ctx: Context, rules: Sequence[Rule]) -> None:
+        self.owner: dict[str, str | None] = {}  # file -> its chapter (None: shared)
+        self.keys: dict[str, dict[str, str]] = {}  # chapter -> rule code -> key
+        self.todo: dict[str, list[str]] = {}  # rule code -> chapters to run it on
+        self.kept: dict[str, dict[str, list[Any]]] = {}  # chapter -> code -> [key, rows]
+        self.found: list[Diagnostic] = []
+        old = ctx.store.get(NAMESPACE, state_key(ctx))
+        old = old if isinstance(old, dict) else {}
+        course = ctx.course
+        for chapter_id, chapter in course.chapters.items():
+            files = chapter_files(course, chapter)
+            for path in files:
+                self.owner[path] = chapter_id if path not in self.owner else None
+            base = chapter_digest(course, chapter, files)
+            stored = old.get(chapter_id)
+            stored = stored if isinstance(stored, dict) else {}
+            self.keys[chapter_id] = {}
+            self.kept[chapter_id] = {}
+            for rule in rules:
+                facts = [FACTS[name](course, chapter) for name in rule.per_chapter or ()]
+                key = digest([base, facts])
+                self.keys[chapter_id][rule.code] = key
+                hit: Any = stored.get(rule.code)
+                ok = isinstance(hit, list) and len(hit) == 2 and hit[0] == key
+                rows = _decode(hit[1]) if ok else None
+                if rows is not None:
+                    self.found += rows
+                    self.kept[chapter_id][rule.code] = [key, hit[1]]
+                else:
+                    self.todo.setdefault(rule.code, []).append(chapter_id)
+
+    def split(self, found: Sequence[Diagnostic], chapters: Sequence[str]) -> dict[str, list[Any]]:
+        """Findings by the chapter whose file they are in; {} when one is in no such file."""
+        wanted = set(chapters)
+        by_chapter: dict[str, list[Diagnostic]] = {c: [] for c in chapters}
+        for diagnostic in found:
+            chapter_id = self.owner.get(diagnostic.path)
+            if chapter_id is None or chapter_id not in wanted:
+                return {}
+            by_chapter[chapter_id].append(diagnostic)
+        return {c: _encode(d) for c, d in by_chapter.items()}
+
+
+def run_per_chapter(ctx: Context, rules: Sequence[Rule], run: RunRule) -> list[Diagnostic]:
+    """The findings of `rules` (all declared `per_chapter`) on every chapter, computing only
+    the (rule, chapter) pairs whose inputs changed since the store last saw them."""
+    if not ctx.course.chapters:  # what such a rule finds outside chapters is still reported
+        return [d for rule in rules for d in run(replace(ctx, only=frozenset()), rule)[0]]
+    plan = _Plan(ctx, rules)
+    found = list(plan.found)
+    for rule in rules:
+        chapters = plan.todo.get(rule.code)
+        if not chapters:
+            continue
+        diagnostics, ok = run(replace(ctx, only=frozenset(chapters)), rule)
+        found += diagnostics
+        if not ok:
+            continue  # a crash is reported, never kept
+        if len(chapters) == 1:  # what a run over one chapter finds is that chapter's
+            by_chapter = {chapters[0]: _encode(diagnostics)}
+        else:
+            by_chapter = plan.split(diagnostics, chapters) or _one_by_one(ctx, rule, run, chapters)
+        for chapter_id, rows in by_chapter.items():
+            plan.kept[chapter_id][rule.code] = [plan.keys[chapter_id][rule.code], rows]
+    ctx.store.put(NAMESPACE, state_key(ctx), plan.kept)
+    return found
+
+
+def _one_by_one(
+    ctx: Context, rule: Rule, run: RunRule, chapters: Sequence[str]
+) -> dict[str, list[Any]]:
+    """The rule run on each chapter alone: exact attribution (nothing kept after a crash)."""
+    by_chapter: dict[str, list[Any]] = {}
+    for chapter_id in chapters:
+        diagnostics, ok = run(replace(ctx, only=frozenset({chapter_id})), rule)
+        if not ok:
+            return {}
+        by_chapter[chapter_id] = _encode(diagnostics)
+    return by_chapter

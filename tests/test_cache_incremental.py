@@ -1,0 +1,284 @@
+"""Per-chapter rule results (coursekit.incremental): an edit re-runs the rules where it landed,
+and what comes out is always what a run from nothing reports."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coursekit.diagnostics import Diagnostic
+from coursekit.engine import check
+from coursekit.options import Options
+from coursekit.project import Project, find_project
+from coursekit.rules import REGISTRY, Context, Finding
+from coursekit.rules.facts import FACTS
+from coursekit.store import MemoryStore
+
+BUNDLED = Path(__file__).resolve().parent.parent / "course"
+OPTIONS = Options(exec=False, formulas=False)  # the verdict families are not per-chapter yet
+BOOK0 = "0/book.yaml"
+LINKED_BY_TWO = "Vectors, matrices and the matrix product"  # 0.LA.01: linked by I.1 and I.2
+
+
+class JsonStore(MemoryStore):
+    """A memory store whose values go through JSON, as they do on disk."""
+
+    def put(self, namespace: str, key: str, value: Any) -> None:
+        super().put(namespace, key, json.loads(json.dumps(value)))
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Path:
+    target = tmp_path / "course"
+    shutil.copytree(BUNDLED, target)
+    return target
+
+
+def _project(course: Path) -> Project:
+    return find_project(course, course)
+
+
+def _full(course: Path) -> list[Diagnostic]:
+    return check(_project(course), options=OPTIONS).diagnostics
+
+
+def _kept(course: Path, store: MemoryStore) -> list[Diagnostic]:
+    return check(_project(course), options=OPTIONS, store=store).diagnostics
+
+
+# Which chapters each per-chapter rule was run on ------------------------------------------------
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[set[str]]]:
+    """Rule code -> the chapter sets it was run on, for every per-chapter rule."""
+    seen: dict[str, list[set[str]]] = {}
+    for code, rule in list(REGISTRY.items()):
+        if rule.per_chapter is None or rule.check is None:
+            continue
+
+        def counting(
+            ctx: Context, _check: Any = rule.check, _code: str = code
+        ) -> Iterator[Finding]:
+            seen.setdefault(_code, []).append({c.id for c in ctx.chapters()})
+            yield from _check(ctx)
+
+        monkeypatch.setitem(REGISTRY, code, replace(rule, check=counting))
+    return seen
+
+
+def test_every_declared_fact_exists() -> None:
+    scoped = [rule for rule in REGISTRY.values() if rule.per_chapter is not None]
+    assert scoped, "no rule is kept per chapter"
+    for rule in scoped:
+        assert set(rule.per_chapter or ()) <= set(FACTS), rule.code
+
+
+def test_nothing_changed_runs_no_per_chapter_rule(course: Path, calls: Any) -> None:
+    store = JsonStore()
+    first = _kept(course, store)
+    assert calls and all(len(runs) == 1 for runs in calls.values())  # cold: once, every chapter
+    calls.clear()
+    assert _kept(course, store) == first == _full(course)
+    calls.clear()
+    _kept(course, store)
+    assert calls == {}
+
+
+def test_a_lesson_edit_re_runs_its_chapter_only(course: Path, calls: Any) -> None:
+    store = JsonStore()
+    _kept(course, store)
+    lesson = course / "II/2-from-recurrence-to-attention/lessons/model-width.md"
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\nOne more sentence.\n", "utf-8")
+    calls.clear()
+    found = _kept(course, store)
+    assert calls and all(runs == [{"II.2"}] for runs in calls.values()), calls
+    assert found == _full(course)
+
+
+def test_a_quiz_defect_is_found_and_then_cleared(course: Path, calls: Any) -> None:
+    store = JsonStore()
+    _kept(course, store)
+    lesson = next(p for p in course.rglob("*.md") if "quiz:" in p.read_text(encoding="utf-8"))
+    original = lesson.read_text(encoding="utf-8")
+    broken = re.sub(r"(?m)^(\s*)margin: .*\n", "", original, count=1)
+    assert broken != original
+    lesson.write_text(broken, encoding="utf-8")
+    assert "CK604" in {d.code for d in _kept(course, store)}
+    assert _kept(course, store) == _full(course)
+    lesson.write_text(original, encoding="utf-8")
+    assert "CK604" not in {d.code for d in _kept(course, store)}
+
+
+def test_a_book0_title_rename_re_checks_the_chapters_linking_it(course: Path, calls: Any) -> None:
+    store = JsonStore()
+    _kept(course, store)
+    book0 = course / BOOK0
+    text = book0.read_text(encoding="utf-8")
+    assert text.count(LINKED_BY_TWO) == 1
+    book0.write_text(text.replace(LINKED_BY_TWO, "Vectors and matrices"), encoding="utf-8")
+    calls.clear()
+    found = _kept(course, store)
+    assert calls["CK303"] == [{"I.1", "I.2"}]  # the two chapters that link 0.LA.01
+    assert "CK304" not in calls and "CK601" not in calls  # they read no Book 0 title
+    assert "CK205" not in calls  # no symbol of a table moved
+    assert found == _full(course)
+    assert [d.path for d in found if d.code == "CK303"] == [
+        "course/I/1-sequences/chapter.yaml",
+        "course/I/2-the-vanilla-rnn/chapter.yaml",
+    ]
+
+
+def test_a_new_book0_id_re_runs_the_rules_reading_every_id(course: Path, calls: Any) -> None:
+    store = JsonStore()
+    _kept(course, store)
+    book0 = course / BOOK0
+    text = book0.read_text(encoding="utf-8")
+    book0.write_text(text.replace("id: 0.IT.01", "id: 0.IT.09", 1), encoding="utf-8")
+    calls.clear()
+    found = _kept(course, store)
+    assert len(calls["CK301"]) == 1 and len(calls["CK301"][0]) == 6  # every chapter
+    assert calls["CK303"] == [{"II.2"}]  # only II.2 links 0.IT.01
+    assert found == _full(course)
+    assert any(d.code == "CK301" and "0.IT.01" in d.message for d in found)
+
+
+def test_a_configuration_change_keeps_nothing(course: Path, calls: Any) -> None:
+    store = JsonStore()
+    _kept(course, store)
+    calls.clear()
+    check(_project(course), options=replace(OPTIONS, formulas=True), store=store)
+    assert calls and all(len(runs[0]) == 6 for runs in calls.values())
+
+
+# Random edits: the kept results never differ from a run from nothing ----------------------------
+
+WORD = re.compile(r"\b[A-Za-z][A-Za-z0-9.]{2,}\b")
+
+
+def _random_edit(rng: random.Random, course: Path, vocabulary: list[str]) -> None:
+    files = sorted(p for p in course.rglob("*") if p.suffix in (".md", ".yaml"))
+    path = rng.choice(files)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    at = rng.randrange(len(lines))
+    kind = rng.choice(["word", "word", "word", "drop", "double", "sentence"])
+    if kind == "word" and (words := list(WORD.finditer(lines[at]))):
+        match = rng.choice(words)
+        line = lines[at]
+        lines[at] = line[: match.start()] + rng.choice(vocabulary) + line[match.end() :]
+    elif kind == "drop":
+        del lines[at]
+    elif kind == "double":
+        lines.insert(at, lines[at])
+    else:
+        lines.insert(at, "Four questions follow; see also [x](chapter:I.9).")
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_edits_give_what_a_full_run_gives(course: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    vocabulary = sorted(
+        {w for p in course.rglob("*.yaml") for w in WORD.findall(p.read_text(encoding="utf-8"))}
+    )
+    store = JsonStore()
+    _kept(course, store)
+    for _ in range(6):
+        _random_edit(rng, course, vocabulary)
+        assert _kept(course, store) == _full(course)
+
+
+def test_notation_results_follow_the_tables_in_scope(course: Path, calls: Any) -> None:
+    store = JsonStore()
+    _kept(course, store)
+    book0 = course / BOOK0
+    text = book0.read_text(encoding="utf-8")
+    assert text.count("meaning: an eigenvalue of a square matrix") == 1  # 0.LA.02: I.3 links it
+    book0.write_text(text.replace("an eigenvalue of a square matrix", "an eigenvalue"), "utf-8")
+    calls.clear()
+    found = _kept(course, store)
+    assert calls["CK203"] == calls["CK204"] == [{"I.3"}]
+    assert found == _full(course)
+    manifest = course / "course.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace("  - symbol: '\\tanh'\n", "  - symbol: '\\sigma'\n"), "utf-8")
+    calls.clear()
+    found = _kept(course, store)
+    assert len(calls["CK204"]) == 1 and len(calls["CK204"][0]) == 6  # course.yaml: every chapter
+    assert "CK601" not in calls
+    assert found == _full(course)
+
+
+@pytest.fixture
+def broken_walker(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The LaTeX walker raises on `\\broken` (as a reader bug would): a CK205 on demand."""
+    from coursekit import latex_symbols
+
+    real_walk = vars(latex_symbols)["_walk"]
+
+    def walk(text: str) -> list[object]:
+        if "\\broken" in text:
+            raise ValueError("walker bug")
+        return real_walk(text)
+
+    monkeypatch.setattr(latex_symbols, "_walk", walk)
+    latex_symbols._maths_of.cache_clear()
+    latex_symbols._read_maths.cache_clear()
+    yield
+    latex_symbols._maths_of.cache_clear()
+    latex_symbols._read_maths.cache_clear()
+
+
+def test_a_finding_outside_every_chapter_is_kept_and_cleared(
+    course: Path, calls: Any, broken_walker: None
+) -> None:
+    """CK205 also reads course.yaml's table: its finding there survives an edit elsewhere."""
+    store = JsonStore()
+    manifest = course / "course.yaml"
+    original = manifest.read_text(encoding="utf-8")
+    broken = original.replace("  - symbol: '\\tanh'\n", "  - symbol: '\\broken{m}'\n")
+    assert broken != original
+    manifest.write_text(broken, encoding="utf-8")
+    first = _kept(course, store)
+    assert [d.path for d in first if d.code == "CK205"] == ["course/course.yaml"]
+    lesson = course / "II/2-from-recurrence-to-attention/lessons/model-width.md"
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\nAnd $x$ too.\n", "utf-8")
+    calls.clear()
+    found = _kept(course, store)
+    assert calls["CK205"] == [{"II.2"}]
+    assert found == _full(course)
+    assert [d.path for d in found if d.code == "CK205"] == ["course/course.yaml"]
+    manifest.write_text(original, encoding="utf-8")
+    found = _kept(course, store)
+    assert found == _full(course)
+    assert not [d for d in found if d.code == "CK205"]
+
+
+def test_a_link_into_another_chapter_follows_that_chapters_summary(
+    course: Path, calls: Any
+) -> None:
+    store = JsonStore()
+    lesson = course / "II/2-from-recurrence-to-attention/lessons/model-width.md"
+    lesson.write_text(
+        lesson.read_text(encoding="utf-8") + "\nSee [the lesson](lesson:I.1/zzz-later).\n", "utf-8"
+    )
+    first = _kept(course, store)
+    assert [d.path for d in first if d.code == "CK501"] == [f"course/{lesson.relative_to(course)}"]
+    chapter = course / "I/1-sequences/chapter.yaml"
+    text = chapter.read_text(encoding="utf-8")
+    planned = "items:\n  - planned: zzz-later\n    strand: basics\n    title: Later\n"
+    chapter.write_text(text.replace("items:\n", planned, 1), encoding="utf-8")
+    calls.clear()
+    found = _kept(course, store)
+    assert len(calls["CK501"]) == 1 and len(calls["CK501"][0]) == 6  # the summaries changed
+    assert calls["CK601"] == [{"I.1"}]  # a lesson-only rule: the edited chapter alone
+    assert "CK501" not in {d.code for d in found}
+    assert found == _full(course)
