@@ -227,7 +227,7 @@ def broken_walker(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     def walk(text: str) -> list[object]:
         if "\\broken" in text:
             raise ValueError("walker bug")
-        return real_walk(text)
+        return list(real_walk(text))
 
     monkeypatch.setattr(latex_symbols, "_walk", walk)
     latex_symbols._maths_of.cache_clear()

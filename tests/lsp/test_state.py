@@ -80,7 +80,7 @@ def test_an_edit_validates_the_edited_document_only(
 
     def counted(kind: type, data: object, source: object) -> object:
         validated.append(kind.__name__)
-        return real(kind, data, source)  # type: ignore[arg-type]
+        return real(kind, data, source)
 
     monkeypatch.setattr(reader, "validate", counted)
     lesson = tiny_course / "I/1-first/lessons/intro.md"
