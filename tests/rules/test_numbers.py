@@ -7,6 +7,7 @@ course that today's main let through (exit 0); each must now be reported on its 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -310,15 +311,23 @@ def test_an_order_inside_larger_maths_is_not_fixable(tmp_path: Path) -> None:
     assert len(found) == 1 and not found[0].fixable
 
 
+def _coverage(out: str, kind: str) -> tuple[int, int]:
+    found = re.search(rf"II\.2 {kind}: (\d+)/(\d+) checked or given", out)
+    assert found, out
+    return int(found.group(1)), int(found.group(2))
+
+
 def test_statistics_show_coverage_per_chapter(tmp_path: Path) -> None:
     course = copy_real(tmp_path)
     args = ["check", "--course", str(course), "--no-exec", "--no-cache", "--statistics"]
     out = CliRunner().invoke(main, args).output
-    assert "II.2 numbers: 35/35 checked or given (100%)" in out
-    assert "II.2 orders: 14/14 checked or given (100%)" in out
+    done, total = _coverage(out, "numbers")
+    assert done == total > 0 and f"II.2 numbers: {total}/{total} checked or given (100%)" in out
+    assert _coverage(out, "orders")[0] == _coverage(out, "orders")[1] > 0
     edit(course / LESSON, "has $T^2$ cells.", "has $T^2$ cells. It holds 1,048,576 weights.")
     out = CliRunner().invoke(main, args).output
-    assert "II.2 numbers: 35/36 checked or given (97%); 9 checked, 26 given, 1 untied" in out
+    assert _coverage(out, "numbers") == (total, total + 1)
+    assert "1 untied" in out.split("II.2 numbers:", 1)[1].split("\n", 1)[0]
     data = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).output)
     assert data["coverage"]["II.2"]["numbers"]["untied"] == 1
 
@@ -328,15 +337,14 @@ def test_owed_shows_coverage_in_json_and_markdown(tmp_path: Path) -> None:
     args = ["owed", "--course", str(course), "--no-exec", "--no-cache"]
     data = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).output)
     (chapter,) = [c for c in data["chapters"] if c["id"] == "II.2"]
-    assert chapter["coverage"]["displays"] == {
-        "checked": 6,
-        "given": 6,
-        "untied": 0,
-        "false": 0,
-        "unreadable": 0,
-    }
+    displays = chapter["coverage"]["displays"]
+    assert displays["untied"] == displays["false"] == displays["unreadable"] == 0
+    assert displays["checked"] > 0 and displays["given"] > 0
+    shown = displays["checked"] + displays["given"]
+    numbers = chapter["coverage"]["numbers"]
+    counted = sum(numbers.values())
     page = CliRunner().invoke(main, [*args, "--format", "markdown"]).output
-    assert "| II.2 | 35/35 | 12/12 | 14/14 |" in page
+    assert f"| II.2 | {counted}/{counted} | {shown}/{shown} |" in page
 
 
 def test_problem_texts_pose_givens_and_their_solution_is_given(tmp_path: Path) -> None:

@@ -240,7 +240,7 @@ def test_lessons_with_the_same_maths_are_verified_once(
     assert len(set(fingerprints)) == len(fingerprints)  # nothing verified twice
     with_maths = sum(1 for p in course.rglob("*.md") if "claims:" in p.read_text())
     assert len(asked) == with_maths - 1
-    assert sorted(d.code for d in found if d.code.startswith("CK8")) == ["CK808", "CK808"]
+    assert sorted(d.code for d in found if d.code.startswith("CK80")) == ["CK808", "CK808"]
 
 
 def test_fewer_jobs_than_workers() -> None:
