@@ -12,9 +12,9 @@ from coursekit.verify.shapes import (
     declared_shape,
     infer,
     memory,
-    show,
 )
 from coursekit.verify.tree import Call, Name
+from coursekit.verify.tree import formula_text as show
 
 DECLARED = {
     "Q": (["T", "d_k"], ["queries", "features"]),

@@ -22,10 +22,10 @@ from coursekit.rules._items import Item, Where
 from coursekit.rules.base import Context
 from coursekit.rules.outcomes import kept
 from coursekit.verify.claims.numbers import show
-from coursekit.verify.exact import constant_value, formula_text
+from coursekit.verify.exact import constant_value
 from coursekit.verify.expr import FormulaError, parse_formula
 from coursekit.verify.latex import parse_latex_sides
-from coursekit.verify.tree import Name, Node, free_names
+from coursekit.verify.tree import Name, Node, formula_text, free_names
 
 NAMESPACE = "sympy-displays"
 SETTLED = ("accounting", "settled")  # course.derived key of the account after sympy

@@ -76,21 +76,3 @@ def shown_product(exponents: Exponents) -> str:
         power = exponents[name]
         parts.append(name if power == 1 else f"{name}^{power}")
     return " ".join(parts)
-
-
-def formula_text(node: Node) -> str:
-    """The tree in the declared formulas' Python syntax (what `parse_formula` reads back)."""
-    if isinstance(node, Num):
-        value = node.value
-        return (
-            str(value.numerator)
-            if value.denominator == 1
-            else f"({value.numerator}/{value.denominator})"
-        )
-    if isinstance(node, Name):
-        return node.id
-    if isinstance(node, Neg):
-        return f"(-{formula_text(node.operand)})"
-    if isinstance(node, BinOp):
-        return f"({formula_text(node.left)} {node.op} {formula_text(node.right)})"
-    return f"{node.func}({', '.join(formula_text(arg) for arg in node.args)})"

@@ -30,7 +30,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from coursekit.verify.tree import FUNCTIONS, BinOp, Call, Name, Neg, Node, Num, free_names
+from coursekit.verify.tree import (
+    FUNCTIONS,
+    BinOp,
+    Call,
+    Name,
+    Neg,
+    Node,
+    Num,
+    formula_text,
+    free_names,
+)
 
 _DIM = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[1-9][0-9]{0,8}")
 #: Functions of numbers: a matrix argument is a shape error.
@@ -105,34 +115,6 @@ def declared_shape(
 
 def _squeeze(shape: Shape) -> Shape:
     return SCALAR if all(a.size == "1" for a in shape.axes) else shape
-
-
-def show(node: Node) -> str:
-    """A tree as formula text (``softmax(Q*K.T/sqrt(d_k))*V``), for messages."""
-    return _show(node, 0)
-
-
-_PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 4}
-
-
-def _show(n: Node, outer: int) -> str:
-    if isinstance(n, Num):
-        v = n.value
-        return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
-    if isinstance(n, Name):
-        return n.id
-    if isinstance(n, Neg):
-        text, prec = "-" + _show(n.operand, 3), 3
-    elif isinstance(n, Call):
-        if n.func == "transpose":
-            return _show(n.args[0], 5) + ".T"
-        return f"{n.func}({', '.join(_show(a, 0) for a in n.args)})"
-    else:
-        prec = _PREC[n.op]
-        right = prec + (0 if n.op == "**" else 1)
-        left = prec + (1 if n.op == "**" else 0)
-        text = f"{_show(n.left, left)}{n.op}{_show(n.right, right)}"
-    return f"({text})" if prec < outer else text
 
 
 class Shapes:
@@ -238,7 +220,7 @@ def infer(node: Node, shapes: Shapes) -> Shape:
     if node.op == "/":
         if not right.scalar:
             raise ShapeError(
-                f"{show(node)} divides by {show(node.right)}, which is {right.text()}: "
+                f"{formula_text(node)} divides by {formula_text(node.right)}, which is {right.text()}: "
                 "only a scalar divides (multiply by an inverse instead)",
                 node.right.offset,
             )
@@ -262,7 +244,7 @@ def _call(node: Call, shapes: Shapes) -> Shape:
         (a,) = args
         if a.scalar:
             raise ShapeError(
-                f"{node.func} is applied row by row, but {show(node.args[0])} is a scalar, "
+                f"{node.func} is applied row by row, but {formula_text(node.args[0])} is a scalar, "
                 "not a matrix",
                 node.offset,
             )
@@ -276,7 +258,8 @@ def _call(node: Call, shapes: Shapes) -> Shape:
                 else ""
             )
             raise ShapeError(
-                f"{node.func} takes a scalar, but {show(arg)} is {shape.text()}{hint}", node.offset
+                f"{node.func} takes a scalar, but {formula_text(arg)} is {shape.text()}{hint}",
+                node.offset,
             )
     return SCALAR
 
@@ -287,7 +270,7 @@ def _elementwise(node: Node, a: Node, b: Node, left: Shape, right: Shape) -> Sha
     if [x.size for x in left.axes] != [x.size for x in right.axes]:
         how = "multiplies" if isinstance(node, Call) else "adds"
         raise ShapeError(
-            f"{show(node)} {how} entry by entry, but {show(a)} is {left.text()} and {show(b)} "
+            f"{formula_text(node)} {how} entry by entry, but {formula_text(a)} is {left.text()} and {formula_text(b)} "
             f"is {right.text()}: the shapes must be equal",
             node.offset,
         )
@@ -300,7 +283,7 @@ def _elementwise(node: Node, a: Node, b: Node, left: Shape, right: Shape) -> Sha
 def _power(node: BinOp, left: Shape, right: Shape) -> Shape:
     if not right.scalar:
         raise ShapeError(
-            f"the exponent {show(node.right)} of {show(node)} is {right.text()}, not a scalar",
+            f"the exponent {formula_text(node.right)} of {formula_text(node)} is {right.text()}, not a scalar",
             node.right.offset,
         )
     if left.scalar:
@@ -308,13 +291,13 @@ def _power(node: BinOp, left: Shape, right: Shape) -> Shape:
     exp = node.right
     if not (isinstance(exp, Num) and exp.value.denominator == 1 and exp.value >= 1):
         raise ShapeError(
-            f"{show(node)} raises the {left.text()} matrix {show(node.left)} to a power that is "
+            f"{formula_text(node)} raises the {left.text()} matrix {formula_text(node.left)} to a power that is "
             "not a positive whole number",
             node.offset,
         )
     if left.axes[0].size != left.axes[1].size:
         raise ShapeError(
-            f"{show(node)} multiplies {show(node.left)} by itself, but it is {left.text()}, "
+            f"{formula_text(node)} multiplies {formula_text(node.left)} by itself, but it is {left.text()}, "
             "not square",
             node.offset,
         )
@@ -325,7 +308,7 @@ def _product(node: BinOp, left: Shape, right: Shape) -> Shape:
     if left.scalar or right.scalar:
         kept = right if left.scalar else left
         return kept  # scaling keeps the shape, and what a row-wise function normalised
-    a, b = show(node.left), show(node.right)
+    a, b = formula_text(node.left), formula_text(node.right)
     inner_l, inner_r = left.axes[1], right.axes[0]
     if inner_l.size != inner_r.size:
         raise ShapeError(_conform_message(a, b, left, right), node.offset)
@@ -548,5 +531,4 @@ __all__ = [
     "infer_text",
     "memory",
     "shape_misfit",
-    "show",
 ]

@@ -137,3 +137,34 @@ def node_count(node: Node) -> int:
         elif isinstance(n, Call):
             stack.extend(n.args)
     return count
+
+
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 4}
+
+
+def formula_text(node: Node, outer: int = 0) -> str:
+    """The tree in the declared formulas' Python syntax (``softmax(Q*K.T/sqrt(d_k))*V``).
+
+    Parenthesised only where precedence needs it, so it reads as an author writes it in
+    messages and `parse_formula` reads it back to the same tree.
+    """
+    if isinstance(node, Name):
+        return node.id
+    if isinstance(node, Num):
+        value = node.value
+        if value.denominator == 1:
+            return str(value.numerator)
+        text, prec = f"{value.numerator}/{value.denominator}", 2
+    elif isinstance(node, Neg):
+        # a negation inside a product, power or on the right of a sum keeps its parentheses
+        text, prec = "-" + formula_text(node.operand, 3), 3 if outer < 2 else 0
+    elif isinstance(node, Call):
+        if node.func == "transpose":
+            return formula_text(node.args[0], 5) + ".T"
+        return f"{node.func}({', '.join(formula_text(a) for a in node.args)})"
+    else:
+        prec = _PRECEDENCE[node.op]
+        left = prec + (1 if node.op == "**" else 0)
+        right = prec + (0 if node.op == "**" else 1)
+        text = f"{formula_text(node.left, left)}{node.op}{formula_text(node.right, right)}"
+    return f"({text})" if prec < outer else text

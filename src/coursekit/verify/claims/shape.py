@@ -22,9 +22,9 @@ from coursekit.verify.shapes import (
     declared_shape,
     infer_text,
     memory,
-    show,
 )
 from coursekit.verify.status import Status
+from coursekit.verify.tree import formula_text
 
 
 def _shapes(ctx: Context, claim: Claim) -> Shapes:
@@ -131,7 +131,7 @@ def counted(ctx: Context, claim: Claim) -> tuple[Claim, str]:
     except ShapeError as exc:
         raise ClaimError(f"{text}: {exc.message}", field) from None
     what = "the multiply-adds of" if field == "cost" else "the entries of"
-    derived = show(count)
+    derived = formula_text(count)
     changed = replace(claim, cost=None, memory=None)
     changed = replace(changed, lhs=derived) if side == "lhs" else replace(changed, expr=derived)
     return changed, f"{what} {text}: {derived}; "
