@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 from coursekit.verify import Claim, Context, MathsSpec, check_claim, parse_formula, verify_document
+from coursekit.verify.shape_count import cost, memory
 from coursekit.verify.shapes import (
     ShapeError,
     Shapes,
-    cost,
     declared_shape,
     infer,
-    memory,
 )
 from coursekit.verify.tree import Call, Name
 from coursekit.verify.tree import formula_text as show

@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 
 from coursekit.verify.tree import (
     FUNCTIONS,
@@ -138,7 +137,7 @@ class Shapes:
         """Whether a tree, or a formula it uses, involves a shaped symbol or a transpose."""
         if self._shaped is None:
             self._shaped = set()
-            for name in _dependency_order(self.formulas):  # each after the formulas it uses
+            for name in dependency_order(self.formulas):  # each after the formulas it uses
                 if self._direct(self.formulas[name]):
                     self._shaped.add(name)
         return self._direct(node)
@@ -166,7 +165,7 @@ class Shapes:
         do not fit when that is this one or one it uses."""
         if not self._warm:
             self._warm = True
-            for each in _dependency_order(self.formulas):  # uses first: no deep recursion
+            for each in dependency_order(self.formulas):  # uses first: no deep recursion
                 self._infer(each)
         done = self._done.get(name)
         if done is None:
@@ -395,7 +394,7 @@ def check_formulas(shapes: Shapes) -> dict[str, Shape | ShapeError]:
     return out
 
 
-def _dependency_order(formulas: Mapping[str, Node]) -> list[str]:
+def dependency_order(formulas: Mapping[str, Node]) -> list[str]:
     """Formula names, each after the formulas it uses (iterative; the formulas hold no cycle)."""
     order: list[str] = []
     placed: set[str] = set()
@@ -436,87 +435,6 @@ def infer_text(node: Node, shapes: Shapes) -> Shape:
         raise ShapeError(f"uses formula {up.args[0]!r}, whose shapes do not fit") from None
 
 
-# -- counting -------------------------------------------------------------------------------------
-
-
-def _mul(*factors: Node) -> Node:
-    out: Node | None = None
-    for f in factors:
-        if isinstance(f, Num) and f.value == 1:
-            continue
-        out = f if out is None else BinOp("*", out, f, 0)
-    return out if out is not None else Num(Fraction(1), 0)
-
-
-def _size(axis: Axis) -> Node:
-    return Num(Fraction(int(axis.size)), 0) if axis.size.isdigit() else Name(axis.size, 0)
-
-
-def memory(node: Node, shapes: Shapes) -> Node:
-    """The number of entries of ``node``'s value (1 for a scalar), as a formula tree."""
-    shape = infer_text(node, shapes)
-    return _mul(*(_size(a) for a in shape.axes))
-
-
-#: More products than this in one count is refused (a formula used twice counts twice, so a
-#: chain of formulas each using the previous one twice would double at every link).
-MAX_PRODUCTS = 10_000
-
-
-def cost(node: Node, shapes: Shapes) -> Node:
-    """Multiply-adds of every matrix product in ``node`` (``Q*K.T``: ``T*d_k*T``), as a tree."""
-    infer_text(node, shapes)  # a count of products that do not fit would count nothing real
-    reachable = _reachable(node, shapes.formulas)
-    own: dict[str, list[Node]] = {}
-    for name in _dependency_order({n: shapes.formulas[n] for n in reachable}):
-        own[name] = _products(shapes.formulas[name], shapes, own)
-    terms = _products(node, shapes, own)
-    if not terms:
-        return Num(Fraction(0), 0)
-    total = terms[0]
-    for t in terms[1:]:
-        total = BinOp("+", total, t, 0)
-    return total
-
-
-def _reachable(node: Node, formulas: Mapping[str, Node]) -> set[str]:
-    found: set[str] = set()
-    stack = [n for n in free_names(node) if n in formulas]
-    while stack:
-        name = stack.pop()
-        if name not in found:
-            found.add(name)
-            stack.extend(n for n in free_names(formulas[name]) if n in formulas)
-    return found
-
-
-def _products(tree: Node, shapes: Shapes, own: Mapping[str, list[Node]]) -> list[Node]:
-    """The multiply-adds of each product in ``tree``, a used formula's counted as often as used."""
-    terms: list[Node] = []
-    stack: list[tuple[Node, bool]] = [(tree, False)]
-    while stack:  # post-order, so inner products are listed first
-        n, done = stack.pop()
-        if done:
-            assert isinstance(n, BinOp)
-            left, right = infer_text(n.left, shapes), infer_text(n.right, shapes)
-            if not left.scalar and not right.scalar:
-                m, inner = left.axes
-                terms.append(_mul(_size(m), _size(inner), _size(right.axes[1])))
-        elif isinstance(n, Name):
-            terms.extend(own.get(n.id, ()))
-        elif isinstance(n, Neg):
-            stack.append((n.operand, False))
-        elif isinstance(n, Call):
-            stack.extend((a, False) for a in reversed(n.args))
-        elif isinstance(n, BinOp):
-            if n.op == "*":
-                stack.append((n, True))
-            stack.extend(((n.right, False), (n.left, False)))
-        if len(terms) > MAX_PRODUCTS:
-            raise ShapeError(f"more than {MAX_PRODUCTS} matrix products to count")
-    return terms
-
-
 __all__ = [
     "NUMBER_FUNCTIONS",
     "SCALAR",
@@ -525,10 +443,8 @@ __all__ = [
     "ShapeError",
     "Shapes",
     "check_formulas",
-    "cost",
     "declared_shape",
     "infer",
     "infer_text",
-    "memory",
     "shape_misfit",
 ]

@@ -13,15 +13,14 @@ from dataclasses import replace
 
 from coursekit.verify.claims.context import Context, _require
 from coursekit.verify.claims.model import CheckResult, Claim, ClaimError
+from coursekit.verify.shape_count import cost, memory
 from coursekit.verify.shapes import (
     Shape,
     ShapeError,
     Shapes,
     check_formulas,
-    cost,
     declared_shape,
     infer_text,
-    memory,
 )
 from coursekit.verify.status import Status
 from coursekit.verify.tree import formula_text
