@@ -17,6 +17,7 @@ from coursekit.markdown import scan
 from coursekit.markdown.numbers import is_order
 from coursekit.model.tree import Course, Lesson
 from coursekit.rules import _assume, _shapes
+from coursekit.rules._programs import start_early
 from coursekit.rules.base import Context
 from coursekit.rules.outcomes import kept
 
@@ -88,10 +89,7 @@ def lesson_maths(ctx: Context) -> list[LessonMaths]:
         planned = [p for p in found if p is not None]
         todo = [p for p in planned if not p.cached]
         if todo:  # the program servers start meanwhile, rather than after the sympy work
-            # Imported here: importing it at the top would register CK9 before CK8.
-            from coursekit.rules import problems
-
-            problems.start_early(ctx)
+            start_early(ctx)
         _verify_uncached(ctx, todo)
         return [p.maths for p in planned]
 

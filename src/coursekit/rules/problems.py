@@ -16,108 +16,19 @@ CK404. `coursekit check --no-exec` skips this family.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import json
-import os
-import re
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 from coursekit.model.base import Location
-from coursekit.model.documents import Solution
-from coursekit.model.tree import Course, Program
+from coursekit.rules._programs import (
+    NAMESPACE,
+    Target,
+    Verdict,
+    _run,
+    start_early,
+    targets,
+)
 from coursekit.rules.base import Context, Finding, rule
 from coursekit.rules.outcomes import program_outcome
-
-NAMESPACE = "exec"
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>[0-9]+)')
-
-
-@dataclass(frozen=True)
-class Target:
-    """One program to run and the published solution it must reproduce."""
-
-    kind: str  # "problem" | "exercise"
-    id: str
-    chapter_id: str
-    manifest_path: str
-    meta: Any  # WorkedProblem | Exercise
-    program: Program
-
-    @property
-    def name(self) -> str:
-        return f"{self.kind} {self.chapter_id}/{self.id}"
-
-    @property
-    def solution(self) -> Solution:
-        solution: Solution = self.meta.solution
-        return solution
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What came of running one target: `status` is an Outcome status or "mismatch"."""
-
-    status: str
-    message: str
-    line: int | None = None  # a line of the program to point at (from a traceback)
-    where: tuple[str | int, ...] = ()  # keys/indices into the solution of a disagreement
-
-    @property
-    def confirmed(self) -> bool:
-        return self.status == "ok"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "message": self.message,
-            "line": self.line,
-            "where": list(self.where),
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Verdict:
-        line = data.get("line")
-        where = data.get("where")
-        return cls(
-            str(data["status"]),
-            str(data["message"]),
-            line if isinstance(line, int) else None,
-            tuple(k for k in where if isinstance(k, str | int)) if isinstance(where, list) else (),
-        )
-
-
-def targets(course: Course) -> list[Target]:
-    """Every program there is to run: problems', and computed exercises'."""
-    found: list[Target] = []
-    for chapter in course.chapters.values():
-        for problem in chapter.problems.values():
-            found.append(
-                Target(
-                    "problem", problem.id, chapter.id, problem.path, problem.meta, problem.program
-                )
-            )
-        for exercise in chapter.exercises.values():
-            if exercise.program is not None:
-                found.append(
-                    Target(
-                        "exercise",
-                        exercise.id,
-                        chapter.id,
-                        exercise.path,
-                        exercise.meta,
-                        exercise.program,
-                    )
-                )
-    return found
-
-
-def _runnable(target: Target) -> bool:
-    """A program that exists, and a numeric/structured solution to compare with."""
-    return target.program.source is not None and target.solution.value is not None
 
 
 def verdicts(ctx: Context) -> dict[str, Verdict]:
@@ -131,160 +42,6 @@ def problem_confirmed(ctx: Context, manifest_path: str) -> bool | None:
     """Whether the program behind this problem/exercise confirms its solution (None: not run)."""
     verdict = verdicts(ctx).get(manifest_path)
     return None if verdict is None else verdict.confirmed
-
-
-@dataclass
-class _Todo:
-    """The verdicts the store knows, and the programs still to run (with their store keys)."""
-
-    known: dict[str, Verdict]
-    jobs: list[Any]  # coursekit.exec.Job
-    keys: dict[str, str]
-    limits: Any  # coursekit.exec.Limits
-
-
-def _todo(ctx: Context) -> _Todo:
-    """Computed once per run: by `start_early` when it is called, else by the first rule."""
-    return ctx.course.derive((NAMESPACE, "todo"), lambda: _sort_out(ctx))
-
-
-def _sort_out(ctx: Context) -> _Todo:
-    from coursekit.exec import Job, Limits
-
-    config = ctx.config.limits
-    limits = Limits(
-        wall_s=float(config.exec_seconds),
-        cpu_s=float(config.exec_seconds),
-        memory_mb=int(config.exec_memory_mb),
-        output_kb=int(config.exec_output_kb),
-    )
-    todo = _Todo({}, [], {}, limits)
-    for target in targets(ctx.course):
-        if not _runnable(target):
-            continue
-        assert target.program.source is not None
-        job = Job(target.manifest_path, target.program.source, target.program.path)
-        solution = target.solution
-        published = json.dumps(
-            [solution.value, solution.rtol, solution.atol], sort_keys=True, default=str
-        )
-        key = f"{job.fingerprint(limits)}:{published}"
-        cached = ctx.store.get(NAMESPACE, key)
-        if isinstance(cached, dict):
-            todo.known[target.manifest_path] = Verdict.from_json(cached)
-        else:
-            todo.jobs.append(job)
-            todo.keys[target.manifest_path] = key
-    return todo
-
-
-def _parallel(ctx: Context, jobs: int) -> int:
-    return max(1, min(ctx.options.jobs or os.cpu_count() or 1, jobs))
-
-
-def start_early(ctx: Context) -> None:
-    """Start the program servers now, in the background, if programs will run in this check.
-
-    A server takes a few hundred milliseconds to start (a fresh interpreter importing numpy):
-    called before other long work (the sympy checks), that start-up overlaps it instead of
-    following it. Nothing starts when every program's verdict is in the store.
-    """
-    if not ctx.options.exec or not _selected(ctx):
-        return
-    todo = _todo(ctx)
-    if todo.jobs:
-        ctx.course.derive((NAMESPACE, "runner"), lambda: _starting(_parallel(ctx, len(todo.jobs))))
-
-
-def _selected(ctx: Context) -> bool:
-    from coursekit.rules.base import REGISTRY
-
-    return any(
-        code.startswith("CK9") and ctx.config.selects(code, r.name) for code, r in REGISTRY.items()
-    )
-
-
-def _starting(parallel: int) -> Any:
-    """A runner whose servers start in a thread; `Runner.run` waits for them (its lock)."""
-    from coursekit.exec import Runner, RunnerError
-
-    runner = Runner(parallel)
-
-    def start() -> None:
-        # A server that cannot start is reported where the programs run: run() starts again.
-        with contextlib.suppress(RunnerError, OSError):
-            runner.start()
-
-    threading.Thread(target=start, name="coursekit-exec-start", daemon=True).start()
-    atexit.register(runner.close)  # should no rule ask for the programs after all
-    return runner
-
-
-def _run(ctx: Context) -> dict[str, Verdict]:
-    from coursekit.exec import Runner, run_programs, sandbox_note
-
-    todo = _todo(ctx)
-    result = dict(todo.known)
-    if not todo.jobs:
-        return result
-    early = ctx.course.derived.pop((NAMESPACE, "runner"), None)
-    progress = ctx.options.progress
-    try:
-        outcomes = run_programs(
-            todo.jobs,
-            todo.limits,
-            parallel=_parallel(ctx, len(todo.jobs)),
-            progress=progress if callable(progress) else None,
-            runner=early if isinstance(early, Runner) else None,
-        )
-    finally:
-        if isinstance(early, Runner):
-            early.close()  # already closed, unless run_programs was replaced (tests)
-            atexit.unregister(early.close)
-    notes = ctx.options.notes
-    if notes is not None and (note := sandbox_note(outcomes)):
-        notes.append(note)
-    by_path = {t.manifest_path: t for t in targets(ctx.course)}
-    for outcome in outcomes:
-        target = by_path[outcome.key]
-        verdict = _judge(target, outcome)
-        result[target.manifest_path] = verdict
-        key = todo.keys[target.manifest_path]
-        # The table says what may be kept: timeouts and crashes (a killed worker, and every
-        # runner failure, which the runner reports as crashed) are not facts about the program.
-        if program_outcome(verdict.status).kept:
-            ctx.store.put(NAMESPACE, key, verdict.to_json())
-        else:
-            ctx.store.decline(NAMESPACE, key, f"{target.name}: {verdict.status}")
-    return result
-
-
-def _judge(target: Target, outcome: Any) -> Verdict:
-    from coursekit.exec import compare
-
-    status = str(outcome.status)
-    if status != "ok":
-        return Verdict(status, _one_line(outcome.message), _program_line(outcome.traceback, target))
-    solution = target.solution
-    verdict = compare(solution.value, outcome.value, rtol=solution.rtol, atol=solution.atol)
-    if verdict.ok:
-        return Verdict("ok", "")
-    where = tuple(k for k in verdict.where if isinstance(k, str | int))
-    return Verdict("mismatch", verdict.message, where=where)
-
-
-def _one_line(message: str) -> str:
-    return message.split("\n", 1)[0]
-
-
-def _program_line(traceback: str, target: Target) -> int | None:
-    """The last line of the program a traceback passes through."""
-    lines = [
-        int(m.group("line"))
-        for m in _FRAME.finditer(traceback)
-        if m.group("file") == target.program.path
-    ]
-    return lines[-1] if lines else None
 
 
 def _findings(ctx: Context, code: str) -> Iterator[tuple[Target, Verdict]]:
@@ -463,3 +220,14 @@ def solution_tolerance(ctx: Context) -> Iterator[Finding]:
                     target.meta.loc("solution", key),
                     f"{target.name}: `{key}` must be a finite number >= 0, not {value!r}",
                 )
+
+
+__all__ = [
+    "NAMESPACE",
+    "Target",
+    "Verdict",
+    "problem_confirmed",
+    "start_early",
+    "targets",
+    "verdicts",
+]
