@@ -17,6 +17,7 @@ from coursekit.diagnostics import Diagnostic
 from coursekit.engine import check
 from coursekit.options import Options
 from coursekit.project import find_project
+from coursekit.store import MemoryStore
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "course"
 CHAPTER = "I/1-first-steps/chapter.yaml"
@@ -50,12 +51,48 @@ def line_of(path: Path, needle: str) -> int:
     raise AssertionError(f"{needle!r} not found in {path}")
 
 
+class SharedVerdicts(MemoryStore):
+    """Sympy verdicts shared by every in-process check of one test process; all else per run.
+
+    A verdict's key is the digest of everything it depends on (the lesson's maths, its
+    notation, the limits), exactly as in `.coursekit_cache/`: a planted defect changes the key
+    and is verified afresh, while the untouched lessons of the copied course are not verified
+    forty times over. Tests of the verifier itself pass `fresh=True`.
+    """
+
+    SHARED = frozenset({"sympy", "sympy-displays"})
+
+    def __init__(self, kept: dict[tuple[str, str], Any]) -> None:
+        super().__init__()
+        self._kept = kept
+
+    def get(self, namespace: str, key: str) -> Any | None:
+        if namespace in self.SHARED and (namespace, key) in self._kept:
+            return self._kept[(namespace, key)]
+        return super().get(namespace, key)
+
+    def put(self, namespace: str, key: str, value: Any) -> None:
+        if namespace in self.SHARED:
+            self._kept[(namespace, key)] = value
+        super().put(namespace, key, value)
+
+
+VERDICTS: dict[tuple[str, str], Any] = {}
+
+
 def run_check(
-    course_dir: Path, paths: Sequence[str] = (), options: Mapping[str, Any] | None = None
+    course_dir: Path,
+    paths: Sequence[str] = (),
+    options: Mapping[str, Any] | None = None,
+    fresh: bool = False,
 ) -> list[Diagnostic]:
-    """`coursekit check` in process (without running problem programs unless asked)."""
+    """`coursekit check` in process (without running problem programs unless asked).
+
+    Unless `fresh`, sympy verdicts come from this process's earlier checks of the same maths."""
     project = find_project(course_dir, course_dir)
-    return check(project, paths, options=Options(**{"exec": False, **(options or {})})).diagnostics
+    store = MemoryStore() if fresh else SharedVerdicts(VERDICTS)
+    opts = Options(**{"exec": False, **(options or {})})
+    return check(project, paths, options=opts, store=store).diagnostics
 
 
 @dataclass(frozen=True)

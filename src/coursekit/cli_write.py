@@ -105,12 +105,16 @@ def new_command(
 @click.command("fix")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a diff; write nothing.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write .coursekit_cache/.")
 @course_option
-def fix_command(paths: tuple[Path, ...], show_diff: bool, course: Path | None) -> None:
+def fix_command(
+    paths: tuple[Path, ...], show_diff: bool, no_cache: bool, course: Path | None
+) -> None:
     """Apply the safe fixes (renumbering, ids derivable from folders); --diff shows them."""
     from coursekit.commands import fix
 
-    sys.exit(fix.run(project_for(course, sweep=True), paths, show_diff, sys.stdout))
+    project = project_for(course, sweep=True)
+    sys.exit(fix.run(project, paths, show_diff, sys.stdout, use_cache=not no_cache))
 
 
 @click.command("schema")

@@ -10,20 +10,43 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from coursekit.cache_files import CACHE_DIR
 from coursekit.cli import main
 from coursekit.engine import check
 from coursekit.options import Options
 from coursekit.project import Project, find_project
+from helpers import VERDICTS, SharedVerdicts
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_COURSE = REPO / "course"
 II2 = "course/II/2-from-recurrence-to-attention"
 
 
+def _copy_project(target: Path) -> None:
+    shutil.copytree(REAL_COURSE, target / "course")
+    (target / "pyproject.toml").write_text('[project]\nname = "copy"\n', encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def checked_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `.coursekit_cache/` a `coursekit check` of the untouched course leaves behind.
+
+    Each copy starts from it, as an author's checkout does: the commands under test then
+    verify afresh only what the test changed (the cache is keyed by content; its own tests,
+    tests/test_cache*.py, start cold)."""
+    root = tmp_path_factory.mktemp("checked")
+    _copy_project(root)
+    result = CliRunner().invoke(main, ["check", "--course", str(root / "course")])
+    assert result.exit_code == 0, result.output
+    return root / CACHE_DIR
+
+
 @pytest.fixture
-def project_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    shutil.copytree(REAL_COURSE, tmp_path / "course")
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "copy"\n', encoding="utf-8")
+def project_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checked_cache: Path
+) -> Iterator[Path]:
+    _copy_project(tmp_path)
+    shutil.copytree(checked_cache, tmp_path / CACHE_DIR)
     monkeypatch.chdir(tmp_path)
     yield tmp_path
 
@@ -34,7 +57,7 @@ def project(root: Path) -> Project:
 
 def diagnostics(root: Path) -> set[tuple[str, str, str]]:
     """(code, path, message) of every diagnostic: lines move when lines are added."""
-    result = check(project(root), options=Options(exec=False))
+    result = check(project(root), options=Options(exec=False), store=SharedVerdicts(VERDICTS))
     return {(d.code, d.path, d.message) for d in result.diagnostics}
 
 

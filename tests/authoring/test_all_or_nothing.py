@@ -133,10 +133,11 @@ def plan_new(kind: str, **options: Any) -> Callable[[Project], Changeset]:
 
 
 @pytest.fixture
-def template(tmp_path: Path) -> Path:
+def template(tmp_path: Path, checked_cache: Path) -> Path:
     root = tmp_path / "template"
     shutil.copytree(REAL_COURSE, root / "course")
     (root / "pyproject.toml").write_text('[project]\nname = "copy"\n', encoding="utf-8")
+    shutil.copytree(checked_cache, root / checked_cache.name)
     return root
 
 
@@ -260,7 +261,7 @@ def test_a_file_edited_after_the_crash_is_never_overwritten(project_dir: Path) -
 def test_a_journal_naming_a_file_outside_the_project_is_refused(
     project_dir: Path, target: str
 ) -> None:
-    journal.journal_path(project_dir).parent.mkdir()
+    journal.journal_path(project_dir).parent.mkdir(exist_ok=True)
     entry = {"target": target, "staged": str(Path(target).parent / ".ck-0a1b2c3d-0.tmp")}
     document = {
         "version": 1,
@@ -296,6 +297,7 @@ def test_a_cache_folder_that_is_a_symlink_gets_no_journal(
     project_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     elsewhere = tmp_path_factory.mktemp("elsewhere")
+    shutil.rmtree(project_dir / ".coursekit_cache")  # the one the fixture copied in
     (project_dir / ".coursekit_cache").symlink_to(elsewhere, target_is_directory=True)
     before = tree(project_dir)
     code, out = run(

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from coursekit.authoring.yamledit import YamlEditor
 from coursekit.load.yamlsafe import parse_yaml
@@ -169,3 +172,25 @@ def test_renumbering_leaves_code_and_comments_as_written(project_dir: Path) -> N
     after = lesson.read_text(encoding="utf-8")
     assert after.endswith(shown)
     assert "As [Prop. 2](prop:2) says, and II.2 Prop. 2 repeats" in after
+
+
+def test_fix_judges_what_remains_through_the_cache_check_left(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fixture holds the cache of a check of this course: nothing is verified again,
+    unless --no-cache asks for a run from scratch."""
+    import coursekit.verify
+
+    asked: list[int] = []
+    real = coursekit.verify.verify_documents
+
+    def counting(specs: Any, *args: Any, **kwargs: Any) -> Any:
+        asked.append(len(specs))
+        return real(specs, *args, **kwargs)
+
+    monkeypatch.setattr(coursekit.verify, "verify_documents", counting)
+    code, out = run("fix")
+    assert (code, out, asked) == (0, "Nothing to fix.\n", [])
+    code, out = run("fix", "--no-cache")
+    assert (code, out) == (0, "Nothing to fix.\n")
+    assert asked and asked[0] > 0

@@ -17,7 +17,13 @@ from coursekit.load import load_course
 from coursekit.project import Project, relative_paths
 
 
-def run(project: Project, paths: Sequence[Path], show_diff: bool, out: TextIO) -> int:
+def run(
+    project: Project,
+    paths: Sequence[Path],
+    show_diff: bool,
+    out: TextIO,
+    use_cache: bool = True,
+) -> int:
     rel = relative_paths(project.root, paths)
     loaded = load_course(project.course_dir, project.root)
     fixer = Fixer(project.root, loaded, project.config, rel, fixer_switch(project.config))
@@ -30,7 +36,7 @@ def run(project: Project, paths: Sequence[Path], show_diff: bool, out: TextIO) -
         if effective:
             out.write(f"Would fix {fixer.fixed} issue(s) in {len(effective)} file(s).\n")
             return 1
-        return _remaining(project, rel, out, fixed=False)
+        return _remaining(project, rel, out, fixed=False, use_cache=use_cache)
     if effective:
         try:
             written = changes.apply()
@@ -40,11 +46,23 @@ def run(project: Project, paths: Sequence[Path], show_diff: bool, out: TextIO) -
         out.write(f"Fixed {fixer.fixed} issue(s) in {len(written)} file(s):\n")
         for path in written:
             out.write(f"  {changes.rel(path)}\n")
-    return _remaining(project, rel, out, fixed=bool(effective))
+    return _remaining(project, rel, out, fixed=bool(effective), use_cache=use_cache)
 
 
-def _remaining(project: Project, rel: Sequence[str], out: TextIO, fixed: bool) -> int:
-    result = check(project, rel)
+def _remaining(
+    project: Project, rel: Sequence[str], out: TextIO, fixed: bool, use_cache: bool
+) -> int:
+    """What is left for the author, judged as `check` judges it: through the project's cache,
+    so verdicts `check` already has (sympy, programs) are not computed again after a fix."""
+    if not use_cache:
+        result = check(project, rel)
+    else:
+        from coursekit import cache
+        from coursekit.cache_pack import PackedStore
+
+        store = PackedStore(cache.DiskStore(project.root))
+        result = check(project, rel, store=store)
+        store.save()
     if result.errors:
         out.write(
             f"{result.errors} error(s) remain that `coursekit fix` cannot repair; "
