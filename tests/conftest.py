@@ -99,3 +99,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 red=True,
             )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow end-to-end tests first: xdist hands tests out in this order, so the long ones
+    start while the short ones fill the other workers, rather than ending the run alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
