@@ -3,6 +3,7 @@
 
     python benchmarks/cold.py --base /work/wt/base/.venv/bin/coursekit
     python benchmarks/cold.py --base ... --sizes 10,100,1000 --reps 3 --big-reps 1
+    python benchmarks/cold.py --base ... --structural   # also schemas and rules alone, no sympy
 
 Rows: cold full check (`--no-cache`, sympy and programs) of synthetic courses at each size, with
 the peak RSS of the process tree (os.wait4: the largest process, parent or worker); and the
@@ -105,6 +106,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--big-reps", type=int, default=1, help="reps at sizes over 100")
     parser.add_argument("--work", type=Path, default=Path("/tmp/coursekit-cold"))
     parser.add_argument("--skip-programs", action="store_true")
+    parser.add_argument(
+        "--structural", action="store_true", help="also a cold --structural row at each size"
+    )
     args = parser.parse_args(argv)
     tools = {"new": args.new, "base": args.base}
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()}; medians, runs alternating")
@@ -138,6 +142,10 @@ def main(argv: list[str]) -> int:
         commands = {n: [t, "check", "--course", "course", "--no-cache"] for n, t in tools.items()}
         got = side_by_side(commands, folder, reps)
         row(f"{size} chapters, cold full, new / base (x{reps})", got["new"], got["base"])
+        if args.structural:
+            structural = {n: [*c, "--structural"] for n, c in commands.items()}
+            got = side_by_side(structural, folder, reps)
+            row(f"{size} chapters, cold structural (x{reps})", got["new"], got["base"])
     print(f"load average now {os.getloadavg()}")
     return 0
 
