@@ -34,9 +34,14 @@ sys.path.insert(0, str(HERE))
 
 from generate import generate  # type: ignore[import-not-found]  # noqa: E402
 
+#: (wall seconds, exit code, max RSS in MB of the process tree, CPU seconds of the tree)
+Sample = tuple[float, int, int, float]
 
-def timed(command: Sequence[str], cwd: Path) -> tuple[float, int, int]:
-    """(seconds, exit code, max RSS in MB of the process tree) of one fresh process.
+
+def timed(command: Sequence[str], cwd: Path) -> Sample:
+    """Wall seconds, exit code, peak RSS and CPU seconds (user + system, the process and the
+    workers it waited for) of one fresh process: on a shared machine the CPU time moves less
+    with the load than the wall time does.
 
     A run that finds something (on a crowded machine: timeouts) says which codes, on stderr.
     """
@@ -51,14 +56,14 @@ def timed(command: Sequence[str], cwd: Path) -> tuple[float, int, int]:
             found = collections.Counter(re.findall(rb"\bCK[0-9]{3}\b", out.read()))
             codes = ", ".join(f"{k.decode()} x{n}" for k, n in sorted(found.items()))
             print(f"    ({command[0]}: exit {code}: {codes or 'no codes'})", file=sys.stderr)
-    return elapsed, code, usage.ru_maxrss // 1024
+    return elapsed, code, usage.ru_maxrss // 1024, usage.ru_utime + usage.ru_stime
 
 
 def alternating(
     commands: dict[str, Sequence[str]], cwd: Path, reps: int
-) -> dict[str, list[tuple[float, int, int]]]:
+) -> dict[str, list[Sample]]:
     """Every run of each command, the commands taking turns (the order reversed every round)."""
-    runs: dict[str, list[tuple[float, int, int]]] = {name: [] for name in commands}
+    runs: dict[str, list[Sample]] = {name: [] for name in commands}
     for index in range(reps):
         order = list(commands) if index % 2 == 0 else list(reversed(commands))
         for name in order:
@@ -66,14 +71,17 @@ def alternating(
     return runs
 
 
-def summary(runs: list[tuple[float, int, int]]) -> tuple[float, int, int]:
-    """Median seconds, last exit code and peak RSS."""
-    return statistics.median(t for t, _, _ in runs), runs[-1][1], max(rss for _, _, rss in runs)
+def summary(runs: list[Sample]) -> Sample:
+    """Median wall seconds, last exit code, peak RSS and median CPU seconds."""
+    return (
+        statistics.median(run[0] for run in runs),
+        runs[-1][1],
+        max(run[2] for run in runs),
+        statistics.median(run[3] for run in runs),
+    )
 
 
-def side_by_side(
-    commands: dict[str, Sequence[str]], cwd: Path, reps: int
-) -> dict[str, tuple[float, int, int]]:
+def side_by_side(commands: dict[str, Sequence[str]], cwd: Path, reps: int) -> dict[str, Sample]:
     return {name: summary(got) for name, got in alternating(commands, cwd, reps).items()}
 
 
@@ -86,13 +94,12 @@ def fresh_program(python: str, program: Path, reps: int) -> float:
     return statistics.median(times)
 
 
-def row(
-    name: str, new: tuple[float, int, int], base: tuple[float, int, int], label: str = "new/base"
-) -> None:
-    (new_s, new_code, new_rss), (old_s, old_code, old_rss) = new, base
+def row(name: str, new: Sample, base: Sample, label: str = "new/base") -> None:
+    (new_s, new_code, new_rss, new_cpu), (old_s, old_code, old_rss, old_cpu) = new, base
     print(
         f"  {name:<38} {new_s:7.2f} s {new_rss:5d} MB (exit {new_code})   "
-        f"{old_s:7.2f} s {old_rss:5d} MB (exit {old_code})   {label} {new_s / old_s:.2f}",
+        f"{old_s:7.2f} s {old_rss:5d} MB (exit {old_code})   {label} {new_s / old_s:.2f}"
+        f"   cpu {new_cpu:.2f} s / {old_cpu:.2f} s = {new_cpu / old_cpu:.2f}",
         flush=True,
     )
 
@@ -143,7 +150,9 @@ def main(argv: list[str]) -> int:
         got = side_by_side(commands, folder, reps)
         row(f"{size} chapters, cold full, new / base (x{reps})", got["new"], got["base"])
         if args.structural:
-            structural = {n: [*c, "--structural"] for n, c in commands.items()}
+            structural: dict[str, Sequence[str]] = {
+                n: [*c, "--structural"] for n, c in commands.items()
+            }
             got = side_by_side(structural, folder, reps)
             row(f"{size} chapters, cold structural (x{reps})", got["new"], got["base"])
     print(f"load average now {os.getloadavg()}")
