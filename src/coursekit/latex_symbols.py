@@ -9,8 +9,8 @@ What counts as a symbol (the notation rules compare these, `coursekit explain CK
 * A base keeps its **subscript**: `d_k`, `W_{hh}`, `\\alpha_{ij}`, `h_t`, `h_{t-1}` are each read
   as base plus subscript. Whether a subscript names the symbol (`d_k`, `W_{hh}`) or indexes a
   family (`h_t`, `h_{t-1}`, `h_1`, `q_i`) depends on the table in scope, so the rules decide it
-  (see `is_index`): a subscript is an *index* when it holds only digits, `+ - ,`, dots and letters
-  that are themselves declared symbols. An indexed use is covered by a declared member of its
+  (see `latex_names.is_index`): a subscript is an *index* when it holds only digits, `+ - ,`,
+  dots and letters that are themselves declared symbols. An indexed use is covered by a declared member of its
   family with an index subscript (`h_t` covers `h_{t-1}`, `h_1`, `h_T`) or by the bare base.
 * A superscript is not part of the symbol: `d_h^2` is `d_h`, and what the superscript holds is
   read as maths in its own right (`\\mathbb{R}^{d_h}` uses `\\mathbb{R}` and `d_h`).
