@@ -3,6 +3,7 @@
 
     python benchmarks/cold.py --base /work/wt/base/.venv/bin/coursekit
     python benchmarks/cold.py --base ... --sizes 10,100,1000 --reps 3 --big-reps 1
+    python benchmarks/cold.py --base ... --structural   # also schemas and rules alone, no sympy
 
 Rows: cold full check (`--no-cache`, sympy and programs) of synthetic courses at each size, with
 the peak RSS of the process tree (os.wait4: the largest process, parent or worker); and the
@@ -33,9 +34,14 @@ sys.path.insert(0, str(HERE))
 
 from generate import generate  # type: ignore[import-not-found]  # noqa: E402
 
+#: (wall seconds, exit code, max RSS in MB of the process tree, CPU seconds of the tree)
+Sample = tuple[float, int, int, float]
 
-def timed(command: Sequence[str], cwd: Path) -> tuple[float, int, int]:
-    """(seconds, exit code, max RSS in MB of the process tree) of one fresh process.
+
+def timed(command: Sequence[str], cwd: Path) -> Sample:
+    """Wall seconds, exit code, peak RSS and CPU seconds (user + system, the process and the
+    workers it waited for) of one fresh process: on a shared machine the CPU time moves less
+    with the load than the wall time does.
 
     A run that finds something (on a crowded machine: timeouts) says which codes, on stderr.
     """
@@ -50,14 +56,14 @@ def timed(command: Sequence[str], cwd: Path) -> tuple[float, int, int]:
             found = collections.Counter(re.findall(rb"\bCK[0-9]{3}\b", out.read()))
             codes = ", ".join(f"{k.decode()} x{n}" for k, n in sorted(found.items()))
             print(f"    ({command[0]}: exit {code}: {codes or 'no codes'})", file=sys.stderr)
-    return elapsed, code, usage.ru_maxrss // 1024
+    return elapsed, code, usage.ru_maxrss // 1024, usage.ru_utime + usage.ru_stime
 
 
 def alternating(
     commands: dict[str, Sequence[str]], cwd: Path, reps: int
-) -> dict[str, list[tuple[float, int, int]]]:
+) -> dict[str, list[Sample]]:
     """Every run of each command, the commands taking turns (the order reversed every round)."""
-    runs: dict[str, list[tuple[float, int, int]]] = {name: [] for name in commands}
+    runs: dict[str, list[Sample]] = {name: [] for name in commands}
     for index in range(reps):
         order = list(commands) if index % 2 == 0 else list(reversed(commands))
         for name in order:
@@ -65,14 +71,17 @@ def alternating(
     return runs
 
 
-def summary(runs: list[tuple[float, int, int]]) -> tuple[float, int, int]:
-    """Median seconds, last exit code and peak RSS."""
-    return statistics.median(t for t, _, _ in runs), runs[-1][1], max(rss for _, _, rss in runs)
+def summary(runs: list[Sample]) -> Sample:
+    """Median wall seconds, last exit code, peak RSS and median CPU seconds."""
+    return (
+        statistics.median(run[0] for run in runs),
+        runs[-1][1],
+        max(run[2] for run in runs),
+        statistics.median(run[3] for run in runs),
+    )
 
 
-def side_by_side(
-    commands: dict[str, Sequence[str]], cwd: Path, reps: int
-) -> dict[str, tuple[float, int, int]]:
+def side_by_side(commands: dict[str, Sequence[str]], cwd: Path, reps: int) -> dict[str, Sample]:
     return {name: summary(got) for name, got in alternating(commands, cwd, reps).items()}
 
 
@@ -85,13 +94,12 @@ def fresh_program(python: str, program: Path, reps: int) -> float:
     return statistics.median(times)
 
 
-def row(
-    name: str, new: tuple[float, int, int], base: tuple[float, int, int], label: str = "new/base"
-) -> None:
-    (new_s, new_code, new_rss), (old_s, old_code, old_rss) = new, base
+def row(name: str, new: Sample, base: Sample, label: str = "new/base") -> None:
+    (new_s, new_code, new_rss, new_cpu), (old_s, old_code, old_rss, old_cpu) = new, base
     print(
         f"  {name:<38} {new_s:7.2f} s {new_rss:5d} MB (exit {new_code})   "
-        f"{old_s:7.2f} s {old_rss:5d} MB (exit {old_code})   {label} {new_s / old_s:.2f}",
+        f"{old_s:7.2f} s {old_rss:5d} MB (exit {old_code})   {label} {new_s / old_s:.2f}"
+        f"   cpu {new_cpu:.2f} s / {old_cpu:.2f} s = {new_cpu / old_cpu:.2f}",
         flush=True,
     )
 
@@ -105,6 +113,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--big-reps", type=int, default=1, help="reps at sizes over 100")
     parser.add_argument("--work", type=Path, default=Path("/tmp/coursekit-cold"))
     parser.add_argument("--skip-programs", action="store_true")
+    parser.add_argument(
+        "--structural", action="store_true", help="also a cold --structural row at each size"
+    )
     args = parser.parse_args(argv)
     tools = {"new": args.new, "base": args.base}
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()}; medians, runs alternating")
@@ -138,6 +149,12 @@ def main(argv: list[str]) -> int:
         commands = {n: [t, "check", "--course", "course", "--no-cache"] for n, t in tools.items()}
         got = side_by_side(commands, folder, reps)
         row(f"{size} chapters, cold full, new / base (x{reps})", got["new"], got["base"])
+        if args.structural:
+            structural: dict[str, Sequence[str]] = {
+                n: [*c, "--structural"] for n, c in commands.items()
+            }
+            got = side_by_side(structural, folder, reps)
+            row(f"{size} chapters, cold structural (x{reps})", got["new"], got["base"])
     print(f"load average now {os.getloadavg()}")
     return 0
 

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from coursekit.latex_symbols import (
-    declared_key,
-    formula_name,
-    is_index,
-    notation_key,
-    symbols_in_markdown,
-)
+from coursekit.latex_names import formula_name, is_index
+from coursekit.latex_symbols import declared_key, notation_key, symbols_in_markdown
 
 
 def keys(markdown: str) -> list[str]:

@@ -109,7 +109,7 @@ INDEX_MACROS = frozenset({"dots", "ldots", "cdots"})
 OPEN_DELIMITERS = frozenset({"left", "bigl", "Bigl"})
 
 
-# How a styled or accented symbol is named in formulas (the parser and `latex_symbols` agree):
+# How a styled or accented symbol is named in formulas (the parser and `latex_names` agree):
 # the style's name, an underscore, then the plain name: `\mathbf{Q}` -> `mathbf_Q`,
 # `\boldsymbol{\alpha}` -> `boldsymbol_alpha`, `\hat{y}_t` -> `hat_y_t`. Spellings of one
 # style share a prefix (`\bm` is `\boldsymbol`, `\widehat` is `\hat`); upright

@@ -11,13 +11,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from coursekit.diagnostics import Severity
+from coursekit.latex_names import is_index, shown
 from coursekit.latex_symbols import (
     SymbolUse,
     declared_key,
-    is_index,
     maths_error,
     notation_key,
-    shown,
     symbols_in_markdown,
     unreadable_maths,
 )

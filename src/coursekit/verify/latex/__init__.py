@@ -18,7 +18,7 @@ What is read (anything else is a :class:`~coursekit.verify.expr.FormulaError` wi
   refused: a name in italics, not a product); Greek ``\alpha`` -> ``alpha`` (``\lambda`` ->
   ``lamda``; ``\pi`` is the constant);
 * styles and accents are distinct names (the convention in ``latex_macros.styled_name``, which
-  ``latex_symbols.formula_name`` shares): ``\mathbf{Q}``/``\mathbf Q`` -> ``mathbf_Q``,
+  ``latex_names.formula_name`` shares): ``\mathbf{Q}``/``\mathbf Q`` -> ``mathbf_Q``,
   ``\boldsymbol\alpha`` -> ``boldsymbol_alpha``, ``\mathcal{L}`` -> ``mathcal_L``,
   ``\hat y_t`` -> ``hat_y_t``; upright ``\mathrm{grid}``, ``\text{..}``, ``\operatorname{..}``
   are the plain name ``grid`` (so a declared formula can be referred to by name);
