@@ -129,7 +129,8 @@ def chapter_facts(course: Course, chapter: Chapter) -> ChapterFacts:
                 facts.givens.add(answer)
         facts.givens.update(v for v in map(_number, meta.given) if v is not None)
     for text in chapter_texts(course, chapter):
-        facts.cited.update(tag.value for tag in scan(text.value).tags if tag.key == "claim")
+        if "]{" in text.value:  # a tag's `]{`: most texts (quiz options, captions) hold none
+            facts.cited.update(tag.value for tag in scan(text.value).tags if tag.key == "claim")
     return facts
 
 
