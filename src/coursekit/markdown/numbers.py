@@ -128,7 +128,9 @@ def prose_numbers(scanned: Scan) -> list[Found]:
     for match in matches:
         start, end = match.span()
         text = match.group()
-        if any(a <= start < b for a, b in skipped) or _is_id_or_year(prose, start, text):
+        if skipped and any(a <= start < b for a, b in skipped):
+            continue
+        if _is_id_or_year(prose, start, text):
             continue
         found.append(Found(text, start, end, _claim_at(scanned, start, end)))
     return found

@@ -143,15 +143,19 @@ def _text_items(source: Source, text: str, facts: ChapterFacts) -> Iterator[Item
         return
     scanned = scan(text)
     consumed: set[int] = set()
+    shown: frozenset[str] | None = None  # the labels the text's displays carry, read once
     for maths in scanned.maths:
         if maths.display:
             if source.lesson is not None:
                 latex = text[maths.start + 2 : maths.end - 2]
-                labelled = _EQ_LABEL.match(scanned.masked, maths.end) is not None
-                shown = frozenset(_LABELS.findall(scanned.masked))
-                formulas = dict(source.lesson.meta.formulas)
                 where = partial(source.locate, maths.start)
-                yield display_item(source.chapter, where, latex, labelled, formulas, shown)
+                if _EQ_LABEL.match(scanned.masked, maths.end) is not None:
+                    yield display_item(source.chapter, where, latex, labelled=True)
+                    continue  # CK803 compares a labelled display with its formula
+                if shown is None:
+                    shown = frozenset(_LABELS.findall(scanned.masked))
+                formulas = dict(source.lesson.meta.formulas)
+                yield display_item(source.chapter, where, latex, False, formulas, shown)
         else:
             yield from maths_items(source, scanned, (maths.start, maths.end), facts, consumed)
     yield from prose_items(source, scanned, facts, consumed)
