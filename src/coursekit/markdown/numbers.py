@@ -20,7 +20,9 @@ from dataclasses import dataclass
 
 from coursekit.markdown import Scan
 
-_NUMBER = re.compile(r"(?<![\w.,\\/^_{-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|[.,]\d)")
+# The first digit comes first and the look-behind after it, so the regex engine skips to digits
+# (a leading look-behind would be tried at every offset of every text).
+_NUMBER = re.compile(r"\d(?<![\w.,\\/^_{-]\d)(?:\d{0,2}(?:,\d{3})+|\d*)(?:\.\d+)?(?![\w]|[.,]\d)")
 # Words that name a thing by its number: "Chapter 4", "Fig. 2", "§4", "step 3".
 _ID_WORDS = frozenset(
     [
@@ -75,10 +77,19 @@ _ID_WORDS = frozenset(
 )
 _LIST_OR_HEADING = re.compile(r"^[ \t>]*(?:\d{1,9}[.)](?=[ \t]|$)|#{1,6}[ \t]+(?:[\d.]+[ \t]+)?)")
 _QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|\u201c[^\u201d\n]{1,300}\u201d")
+# Every alternative opens with a literal (the look-behind of `O` follows it), so the regex
+# engine skips to the few offsets where a marker can begin.
 _ORDER = re.compile(
-    r"(?:\\mathcal\s*\{\s*O\s*\}|\\mathcal\s+O|\\Theta|\\Omega|Θ|Ω|(?<![\w\\])O)\s*"
+    r"(?:\\mathcal\s*\{\s*O\s*\}|\\mathcal\s+O|\\Theta|\\Omega|Θ|Ω|O(?<![\w\\]O))\s*"
     r"(?=\\left\s*\(|\()"  # only where an argument opens: most capital Os begin words
 )
+
+
+def _may_hold_order(text: str) -> bool:
+    """Whether any marker of `_ORDER` can occur: substring tests are far cheaper than a search."""
+    return "O" in text or "Θ" in text or "Ω" in text or "\\Theta" in text
+
+
 _OPEN = re.compile(r"\\left\s*\(|\(")
 _MAX_ORDER = 200
 
@@ -117,7 +128,9 @@ def prose_numbers(scanned: Scan) -> list[Found]:
     for match in matches:
         start, end = match.span()
         text = match.group()
-        if any(a <= start < b for a, b in skipped) or _is_id_or_year(prose, start, text):
+        if skipped and any(a <= start < b for a, b in skipped):
+            continue
+        if _is_id_or_year(prose, start, text):
             continue
         found.append(Found(text, start, end, _claim_at(scanned, start, end)))
     return found
@@ -144,7 +157,7 @@ def orders(scanned: Scan) -> list[Found]:
     `text` is the whole order as written (`O(T d^2)`), `start`/`end` its span in the text.
     """
     masked = scanned.masked
-    if "(" not in masked:
+    if "(" not in masked or not _may_hold_order(masked):
         return []
     found: list[Found] = []
     index = 0

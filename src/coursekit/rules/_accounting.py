@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from functools import partial
+from functools import lru_cache, partial
 
 from coursekit.markdown import Scan, scan
 from coursekit.markdown.numbers import Found, orders, prose_numbers
@@ -69,11 +69,14 @@ def _posed_items(course: Course, chapter: Chapter, facts: ChapterFacts) -> Itera
             yield from _text_items(source, value, posed)
 
 
+_DECIMAL = re.compile(r"\d+(?:\.\d+)?")
+
+
 def _numbers_in(value: object) -> Iterator[Fraction]:
     """Every number of a statement's text, or of a solution value (nested lists, mappings)."""
     if isinstance(value, str):
-        for match in re.finditer(r"\d+(?:\.\d+)?", value.replace("{,}", "").replace(",", "")):
-            yield Fraction(Decimal(match.group()))
+        for match in _DECIMAL.finditer(value.replace("{,}", "").replace(",", "")):
+            yield _exact(match.group())
     elif isinstance(value, list | tuple):
         for entry in value:
             yield from _numbers_in(entry)
@@ -95,9 +98,15 @@ def _number(value: object) -> Fraction | None:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
     try:
-        return Fraction(Decimal(str(value).replace(",", "")))
+        return _exact(str(value).replace(",", ""))
     except (InvalidOperation, ValueError, OverflowError):  # .nan, .inf: no number to match
         return None
+
+
+@lru_cache(maxsize=8192)
+def _exact(digits: str) -> Fraction:
+    """A decimal numeral's exact value (chapters repeat their `where` values: read each once)."""
+    return Fraction(Decimal(digits))
 
 
 def chapter_facts(course: Course, chapter: Chapter) -> ChapterFacts:
@@ -120,7 +129,8 @@ def chapter_facts(course: Course, chapter: Chapter) -> ChapterFacts:
                 facts.givens.add(answer)
         facts.givens.update(v for v in map(_number, meta.given) if v is not None)
     for text in chapter_texts(course, chapter):
-        facts.cited.update(tag.value for tag in scan(text.value).tags if tag.key == "claim")
+        if "]{" in text.value:  # a tag's `]{`: most texts (quiz options, captions) hold none
+            facts.cited.update(tag.value for tag in scan(text.value).tags if tag.key == "claim")
     return facts
 
 
@@ -133,15 +143,19 @@ def _text_items(source: Source, text: str, facts: ChapterFacts) -> Iterator[Item
         return
     scanned = scan(text)
     consumed: set[int] = set()
+    shown: frozenset[str] | None = None  # the labels the text's displays carry, read once
     for maths in scanned.maths:
         if maths.display:
             if source.lesson is not None:
                 latex = text[maths.start + 2 : maths.end - 2]
-                labelled = _EQ_LABEL.match(scanned.masked, maths.end) is not None
-                shown = frozenset(_LABELS.findall(scanned.masked))
-                formulas = dict(source.lesson.meta.formulas)
                 where = partial(source.locate, maths.start)
-                yield display_item(source.chapter, where, latex, labelled, formulas, shown)
+                if _EQ_LABEL.match(scanned.masked, maths.end) is not None:
+                    yield display_item(source.chapter, where, latex, labelled=True)
+                    continue  # CK803 compares a labelled display with its formula
+                if shown is None:
+                    shown = frozenset(_LABELS.findall(scanned.masked))
+                formulas = dict(source.lesson.meta.formulas)
+                yield display_item(source.chapter, where, latex, False, formulas, shown)
         else:
             yield from maths_items(source, scanned, (maths.start, maths.end), facts, consumed)
     yield from prose_items(source, scanned, facts, consumed)

@@ -26,6 +26,9 @@ _PAIRED = re.compile(
     r"(?P<number>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![\w.]\d)"
 )
 _DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[A-Za-z]")
+_OPERATION = re.compile(r"[-+*/^]|\\cdot|\\times|\\frac|\\div|\\sqrt")
+_DIGITS = re.compile(r"\d+")
 _SideValue = tuple[Fraction | None, str, bool, bool]  # value, LaTeX, has symbols, after an ≈
 _TRAILING_RELATION = re.compile(r"(?:\\approx|=|\\simeq)\s*[.,;]?\s*$")
 
@@ -46,7 +49,7 @@ def _holds_a_number(latex: str) -> bool:
     """
     if not _DIGIT.search(latex):
         return False
-    if not re.search(r"[A-Za-z]", _ARITHMETIC_MACROS.sub(" ", latex)):
+    if not _LETTER.search(_ARITHMETIC_MACROS.sub(" ", latex)):
         return True
     return _ENDS_IN_NUMBER.search(latex) is not None
 
@@ -111,7 +114,7 @@ def _claim_tag_at(scanned: Scan, offset: int) -> bool:
 
 
 def _is_operation(source: str) -> bool:
-    return bool(re.search(r"[-+*/^]|\\cdot|\\times|\\frac|\\div|\\sqrt", source))
+    return _OPERATION.search(source) is not None
 
 
 def _equation(chapter: str, where: Where, latex: str, sides: list[_SideValue]) -> Item:
@@ -146,7 +149,8 @@ _PROSE_ARITHMETIC = re.compile(
     rf"(?<![\w.,/^-]){_PROSE_NUMBER}(?:[ \t]*[·×*+−][ \t]*{_PROSE_NUMBER})+(?![\w.,]\d|\w)"
 )
 _PROSE_EQUALS = re.compile(rf"[ \t]*(?P<rel>=|≈)[ \t]*(?P<number>{_PROSE_NUMBER})(?![\w]|[.,]\d)")
-_MAYBE_ARITHMETIC = re.compile(r"[\d⁰¹²³⁴⁵⁶⁷⁸⁹][ \t]*[·×*+−][ \t]*\d")
+_OPERATORS = "·×*+−"
+_MAYBE_ARITHMETIC = re.compile(rf"[\d⁰¹²³⁴⁵⁶⁷⁸⁹][ \t]*[{_OPERATORS}][ \t]*\d")
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
 
 
@@ -168,6 +172,8 @@ def prose_items(
     the number it is said to make, or else judged as a number of its own.
     """
     prose = scanned.prose
+    if not any(operator in prose for operator in _OPERATORS):
+        return  # substring tests first: most texts hold none of the operators
     if _MAYBE_ARITHMETIC.search(prose) is None:
         return  # most texts: no two numbers joined by an operator, so no full search
     for match in _PROSE_ARITHMETIC.finditer(prose):
@@ -179,7 +185,7 @@ def prose_items(
         value = constant_value(side.node) if side.node is not None else None
         if value is None:
             continue
-        consumed.update(m.start() + match.start() for m in re.finditer(r"\d+", written))
+        consumed.update(m.start() + match.start() for m in _DIGITS.finditer(written))
         start, end = match.span()
         where = partial(source.locate, start)
         equals = _PROSE_EQUALS.match(prose, end) or _PAIRED.match(prose, end)

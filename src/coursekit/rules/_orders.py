@@ -17,6 +17,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache, partial
 from xml.parsers import expat
 
@@ -65,10 +66,18 @@ def read_order(text: str) -> Node:
 
 
 def agree(shown: Node, declared: Node) -> bool:
-    a, b = power_product(shown), power_product(declared)
+    a, b = _product(shown), _product(declared)
     if a is not None and b is not None:
         return a == b
     return _shape(shown) == _shape(declared)
+
+
+@lru_cache(maxsize=4096)
+def _product(node: Node) -> frozenset[tuple[str, Fraction]] | None:
+    """`power_product` as a value: an untied order is compared with every claim of its chapter,
+    and the trees come from the caches above, so each is read as a product once."""
+    exponents = power_product(node)
+    return None if exponents is None else frozenset(exponents.items())
 
 
 def _shape(node: Node) -> object:
