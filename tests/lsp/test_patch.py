@@ -130,3 +130,21 @@ def test_an_edited_manifest_buffer_loads_the_course_again(root: Path, loads: lis
     state.analyse()
     assert len(loads) == 2
     _same_as_check(state, root)
+
+
+def test_only_open_files_and_changed_diagnostics_are_published_again(root: Path) -> None:
+    state = _state(root)
+    lesson = root / "course" / LESSON
+    text = lesson.read_text(encoding="utf-8")
+    state.open(lesson, text)
+    first = dict(state.to_publish(state.analyse()))
+    rel = f"course/{LESSON}"
+    others = [path for path, found in first.items() if found and path != rel]
+    assert others  # the bundled course has findings in files that are not open
+    state.open(lesson, text + "\nA sentence.\n")
+    again = dict(state.to_publish(state.analyse()))
+    assert list(again) == [rel]  # the others' diagnostics did not change: not sent again
+    broken = text.replace("(lesson:II.2/goodbye-to-recurrence)", "(lesson:II.2/goodbye)")
+    state.open(lesson, broken)
+    found = dict(state.to_publish(state.analyse()))
+    assert "CK501" in {d.code for d in found[rel]}
