@@ -59,7 +59,8 @@ def _kept(course: Path, store: MemoryStore) -> list[Diagnostic]:
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[set[str]]]:
-    """Rule code -> the chapter sets it was run on, for every per-chapter rule."""
+    """Rule code -> the chapter sets it was run on, for every per-chapter rule (the course-wide
+    part of a rule, run on no chapter, is not counted: it is cheap and runs every time)."""
     seen: dict[str, list[set[str]]] = {}
     for code, rule in list(REGISTRY.items()):
         if rule.per_chapter is None or rule.check is None:
@@ -68,7 +69,9 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[set[str]]]:
         def counting(
             ctx: Context, _check: Any = rule.check, _code: str = code
         ) -> Iterator[Finding]:
-            seen.setdefault(_code, []).append({c.id for c in ctx.chapters()})
+            chapters = {c.id for c in ctx.chapters()}
+            if chapters or not ctx.course_part:
+                seen.setdefault(_code, []).append(chapters)
             yield from _check(ctx)
 
         monkeypatch.setitem(REGISTRY, code, replace(rule, check=counting))
@@ -281,4 +284,183 @@ def test_a_link_into_another_chapter_follows_that_chapters_summary(
     assert len(calls["CK501"]) == 1 and len(calls["CK501"][0]) == 6  # the summaries changed
     assert calls["CK601"] == [{"I.1"}]  # a lesson-only rule: the edited chapter alone
     assert "CK501" not in {d.code for d in found}
+    assert found == _full(course)
+
+
+# The verdict families (CK80x-CK824, CK814-CK822) per chapter, formulas on ------------------------
+
+FORMULAS = Options(exec=False, formulas=True)
+VERDICT_SPACES = ("sympy", "sympy-displays")
+_VERDICTS = JsonStore()  # sympy's verdicts on the bundled lessons, shared by the tests below
+LESSON = "II/2-from-recurrence-to-attention/lessons/counting-multiplications.md"
+
+
+class VerdictStore(JsonStore):
+    """A fresh store for rule results whose sympy verdicts are shared across tests (each test
+    still starts with nothing kept per chapter; only the slow sympy work is not repeated)."""
+
+    def get(self, namespace: str, key: str) -> Any | None:
+        if namespace in VERDICT_SPACES:
+            return _VERDICTS.get(namespace, key)
+        return super().get(namespace, key)
+
+    def put(self, namespace: str, key: str, value: Any) -> None:
+        (_VERDICTS if namespace in VERDICT_SPACES else super()).put(namespace, key, value)
+
+
+def _with_formulas(course: Path, store: MemoryStore | None = None) -> list[Diagnostic]:
+    return check(_project(course), options=FORMULAS, store=store or VerdictStore()).diagnostics
+
+
+VERDICT_RULES = {
+    code
+    for code, rule in REGISTRY.items()
+    if rule.family in ("formulas", "numbers") and rule.check is not None
+}
+
+
+def test_the_verdict_families_are_kept_per_chapter() -> None:
+    assert {REGISTRY[code].per_chapter is not None for code in VERDICT_RULES} == {True}
+
+
+def test_a_lesson_edit_re_verifies_its_chapter_only(course: Path, calls: Any) -> None:
+    store = VerdictStore()
+    _with_formulas(course, store)
+    lesson = course / LESSON
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\nOne more sentence.\n", "utf-8")
+    calls.clear()
+    found = _with_formulas(course, store)
+    assert set(calls) >= VERDICT_RULES
+    assert all(runs == [{"II.2"}] for runs in calls.values()), calls
+    assert found == _with_formulas(course)
+
+
+def test_a_claim_value_edit_is_found_there_and_nothing_else_re_runs(
+    course: Path, calls: Any
+) -> None:
+    store = VerdictStore()
+    first = _with_formulas(course, store)
+    assert "CK804" not in {d.code for d in first}
+    lesson = course / LESSON
+    text = lesson.read_text(encoding="utf-8")
+    claim = re.search(r"(?m)^    value: (\d+)$", text)
+    assert claim is not None
+    wrong = int(claim.group(1)) + 1
+    lesson.write_text(text[: claim.start(1)] + str(wrong) + text[claim.end(1) :], "utf-8")
+    calls.clear()
+    found = _with_formulas(course, store)
+    assert all(runs == [{"II.2"}] for runs in calls.values()), calls
+    false = [d for d in found if d.code == "CK804"]
+    assert false and {d.path for d in false} == {f"course/{LESSON}"}
+    assert f"the claim says {wrong:,}" in false[0].message
+    assert found == _with_formulas(course)
+    lesson.write_text(text, "utf-8")  # back as it was: the kept result of before comes back
+    calls.clear()
+    assert _with_formulas(course, store) == first
+    assert all(runs == [{"II.2"}] for runs in calls.values()), calls
+
+
+def test_an_assumption_in_course_yaml_re_verifies_every_chapter(course: Path, calls: Any) -> None:
+    store = VerdictStore()
+    _with_formulas(course, store)
+    manifest = course / "course.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    entry = "  - symbol: 'O'\n"
+    assert text.count(entry) == 1
+    declared = "  - symbol: 'T'\n    meaning: a length\n    assume: [positive]\n"
+    manifest.write_text(text.replace(entry, declared + entry, 1), "utf-8")
+    calls.clear()
+    found = _with_formulas(course, store)
+    assert all(len(runs) == 1 and len(runs[0]) == 6 for c, runs in calls.items() if c[:3] == "CK8")
+    assert "CK601" not in calls  # a lesson-only rule reads no notation
+    assert found == _with_formulas(course)
+
+
+def test_a_book0_rename_re_verifies_only_the_chapters_linking_it(course: Path, calls: Any) -> None:
+    store = VerdictStore()
+    _with_formulas(course, store)
+    book0 = course / BOOK0
+    text = book0.read_text(encoding="utf-8")
+    book0.write_text(text.replace(LINKED_BY_TWO, "Vectors and matrices"), encoding="utf-8")
+    calls.clear()
+    found = _with_formulas(course, store)
+    assert calls["CK804"] == calls["CK814"] == [{"I.1", "I.2"}]
+    assert found == _with_formulas(course)
+
+
+def test_a_course_wide_notation_finding_is_reported_every_run(course: Path, calls: Any) -> None:
+    """CK801 on course.yaml's table: the course-wide part runs apart, never kept per chapter."""
+    store = VerdictStore()
+    manifest = course / "course.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    entry = "  - symbol: '\\mathrm{odd}'\n    meaning: an odd function\n    assume: [positive]\n"
+    manifest.write_text(text.replace("notation:\n", "notation:\n" + entry, 1), "utf-8")
+    first = _with_formulas(course, store)
+    assert [d.path for d in first if d.code == "CK801"] == ["course/course.yaml"]
+    lesson = course / LESSON
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\nOne more sentence.\n", "utf-8")
+    calls.clear()
+    found = _with_formulas(course, store)
+    assert calls["CK801"] == [{"II.2"}]
+    assert found == _with_formulas(course)
+    assert [d.path for d in found if d.code == "CK801"] == ["course/course.yaml"]
+
+
+def test_a_chapter_whose_check_depended_on_the_clock_keeps_nothing(
+    course: Path, calls: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coursekit.rules import _lesson_maths, facts
+
+    real = _lesson_maths._verify_uncached
+    marked: set[str] = set()
+
+    def slow(ctx: Context, todo: list[Any]) -> None:
+        real(ctx, todo)
+        for planned in todo:  # as a timeout does: the chapter's findings are not facts
+            marked.add(planned.maths.lesson.chapter_id)
+            facts.unsteady(ctx.course, planned.maths.lesson.chapter_id)
+
+    monkeypatch.setattr(_lesson_maths, "_verify_uncached", slow)
+    store = VerdictStore()
+    monkeypatch.setattr(store, "get", lambda namespace, key: MemoryStore.get(store, namespace, key))
+    monkeypatch.setattr(
+        store, "put", lambda namespace, key, value: MemoryStore.put(store, namespace, key, value)
+    )
+    _with_formulas(course, store)
+    monkeypatch.setattr(_lesson_maths, "_verify_uncached", real)
+    calls.clear()
+    _with_formulas(course, store)
+    assert marked and calls["CK804"] == [marked]  # nothing was kept there, all else was
+    calls.clear()
+    _with_formulas(course, store)
+    assert "CK804" not in calls  # steady now: kept
+
+
+def test_support_of_a_proposition_is_read_from_each_chapters_summary(
+    course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coursekit.rules import propositions
+
+    read: list[str] = []
+    real = propositions._supported
+
+    def counting(course_: Any, chapter: Any) -> Any:
+        read.append(chapter.id)
+        return real(course_, chapter)
+
+    monkeypatch.setattr(propositions, "_supported", counting)
+    chapter = course / "I/1-sequences/chapter.yaml"
+    chapter.write_text(
+        chapter.read_text(encoding="utf-8").replace("status: draft", "status: published"), "utf-8"
+    )
+    store = JsonStore()
+    first = _kept(course, store)
+    assert "course/I/1-sequences/chapter.yaml" in {d.path for d in first if d.code == "CK405"}
+    assert sorted(read) == ["I.1", "I.2", "I.3", "I.4", "II.1", "II.2"]
+    lesson = course / LESSON  # another chapter's lesson now supports I.1's Prop. 1
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\nAs I.1 Prop. 1 says.\n", "utf-8")
+    read.clear()
+    found = _kept(course, store)
+    assert read == ["II.2"]  # the other chapters' summaries were kept
+    assert not [d for d in found if d.code == "CK405" and "Prop. 1 " in d.message]
     assert found == _full(course)

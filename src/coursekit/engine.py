@@ -50,11 +50,12 @@ def run_rules(ctx: Context) -> list[Diagnostic]:
         for rule in REGISTRY.values()
         if rule.check is not None and ctx.config.selects(rule.code, rule.name)
     ]
-    found: list[Diagnostic] = []
+    # per-chapter rules first: the formulas family starts the program servers early, so that
+    # their start-up overlaps the sympy work rather than following it (coursekit.rules._programs)
+    found = run_per_chapter(ctx, [r for r in selected if r.per_chapter is not None], run_rule)
     for rule in selected:
         if rule.per_chapter is None:
             found += run_rule(ctx, rule)[0]
-    found += run_per_chapter(ctx, [r for r in selected if r.per_chapter is not None], run_rule)
     return found
 
 
@@ -131,6 +132,14 @@ def check(
     models: Models | None = None,
 ) -> CheckResult:
     loaded, ctx = load_context(project, options, store, overlays, models)
+    return check_loaded(project, loaded, ctx, paths)
+
+
+def check_loaded(
+    project: Project, loaded: LoadResult, ctx: Context, paths: Sequence[str] = ()
+) -> CheckResult:
+    """What `check` reports on a course already loaded (the language server patches one
+    edited document into the course it loaded before, rather than loading it again)."""
     # The loader knows codes, not the registry: name its diagnostics here.
     diagnostics = [
         d.at_named(REGISTRY[d.code].name) if d.code in REGISTRY else d for d in loaded.diagnostics

@@ -12,60 +12,31 @@ The store entry is one value per (configuration, options): chapter id -> rule co
 findings]. A rule that crashed keeps nothing, so the next run tries it again. Findings are
 attributed to a chapter by the file they are in; a finding in a file that is not one chapter's
 own (a shared file, Book 0) makes that rule run chapter by chapter, which attributes it exactly.
+A rule declared `course_part` reports on course-wide tables in a run of its own, with no chapter,
+every time (it is cheap); a chapter whose findings depended on the clock keeps nothing.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from coursekit.diagnostics import Diagnostic, Severity
-from coursekit.model.tree import Chapter, Course
 from coursekit.rules import Context, Rule
-from coursekit.rules.facts import FACTS, digest
+from coursekit.rules.facts import (
+    chapter_digest,
+    chapter_files,
+    chapter_key,
+    digest,
+    unsteady_chapters,
+)
 
 NAMESPACE = "rules"
 FORMAT = 1  # bump when an entry's shape changes
 
 # Runs one rule on a context: its diagnostics, and False when it crashed.
 RunRule = Callable[[Context, Rule], tuple[list[Diagnostic], bool]]
-
-
-def chapter_files(course: Course, chapter: Chapter) -> list[str]:
-    """Every project-relative file the chapter holds or lists, whether or not it loaded."""
-    listed = {chapter.path}
-    listed.update(lesson.path for lesson in chapter.lessons.values())
-    for problem in chapter.problems.values():
-        listed.update((problem.path, problem.program.path))
-    for exercise in chapter.exercises.values():
-        listed.add(exercise.path)
-        if exercise.program is not None:
-            listed.add(exercise.program.path)
-    prefix = chapter.dir + "/"
-    listed.update(path for path in course.texts if path.startswith(prefix))
-    return sorted(listed)
-
-
-def _text_digest(course: Course, path: str) -> str | None:
-    text = course.texts.get(path)
-    if text is None:
-        return None
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def chapter_digest(course: Course, chapter: Chapter, files: Sequence[str]) -> str:
-    """What the chapter is made of: its id and book, each file's text, which assets exist."""
-    return digest(
-        [
-            chapter.id,
-            chapter.book_id,
-            chapter.dir,
-            [[path, _text_digest(course, path)] for path in files],
-            sorted(chapter.assets),
-        ]
-    )
 
 
 def _encode(found: Iterable[Diagnostic]) -> list[list[Any]]:
@@ -83,6 +54,22 @@ def _encode(found: Iterable[Diagnostic]) -> list[list[Any]]:
         ]
         for d in found
     ]
+
+
+# Rows already decoded, by the identity of the stored value: a process that checks again and
+# again (the language server) keeps its store in memory, where a kept entry is the same object.
+_DECODED: dict[int, tuple[Any, list[Diagnostic] | None]] = {}
+
+
+def _decoded(rows: Any) -> list[Diagnostic] | None:
+    hit = _DECODED.get(id(rows))
+    if hit is not None and hit[0] is rows:
+        return hit[1]
+    if len(_DECODED) > 100_000:
+        _DECODED.clear()
+    found = _decode(rows)
+    _DECODED[id(rows)] = (rows, found)  # holding `rows` keeps its id from being reused
+    return found
 
 
 def _decode(rows: Any) -> list[Diagnostic] | None:
@@ -134,18 +121,19 @@ class _Plan:
             files = chapter_files(course, chapter)
             for path in files:
                 self.owner[path] = chapter_id if path not in self.owner else None
-            base = chapter_digest(course, chapter, files)
+            chapter_digest(course, chapter, files)
             stored = old.get(chapter_id)
             stored = stored if isinstance(stored, dict) else {}
             self.keys[chapter_id] = {}
             self.kept[chapter_id] = {}
+            by_facts = {r.per_chapter or () for r in rules}  # rules reading the same facts
+            keys = {read: chapter_key(course, chapter, read) for read in by_facts}
             for rule in rules:
-                facts = [FACTS[name](course, chapter) for name in rule.per_chapter or ()]
-                key = digest([base, facts])
+                key = keys[rule.per_chapter or ()]
                 self.keys[chapter_id][rule.code] = key
                 hit: Any = stored.get(rule.code)
                 ok = isinstance(hit, list) and len(hit) == 2 and hit[0] == key
-                rows = _decode(hit[1]) if ok else None
+                rows = _decoded(hit[1]) if ok else None
                 if rows is not None:
                     self.found += rows
                     self.kept[chapter_id][rule.code] = [key, hit[1]]
@@ -172,6 +160,10 @@ def run_per_chapter(ctx: Context, rules: Sequence[Rule], run: RunRule) -> list[D
     plan = _Plan(ctx, rules)
     found = list(plan.found)
     for rule in rules:
+        if rule.course_part:
+            found += run(replace(ctx, only=frozenset(), course_part=True), rule)[0]
+    ctx = replace(ctx, course_part=False)
+    for rule in rules:
         chapters = plan.todo.get(rule.code)
         if not chapters:
             continue
@@ -185,6 +177,8 @@ def run_per_chapter(ctx: Context, rules: Sequence[Rule], run: RunRule) -> list[D
             by_chapter = plan.split(diagnostics, chapters) or _one_by_one(ctx, rule, run, chapters)
         for chapter_id, rows in by_chapter.items():
             plan.kept[chapter_id][rule.code] = [plan.keys[chapter_id][rule.code], rows]
+    for chapter_id in unsteady_chapters(ctx.course):
+        plan.kept[chapter_id] = {}  # a timeout is not a fact about the chapter
     ctx.store.put(NAMESPACE, state_key(ctx), plan.kept)
     return found
 

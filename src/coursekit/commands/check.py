@@ -145,9 +145,13 @@ def run(
     result = check(project, relative_paths(project.root, paths), options=options, store=store)
     counts = {}
     if output_format.startswith("statistics"):
+        from coursekit.rules import Context
         from coursekit.rules.coverage import coverage
+        from coursekit.store import MemoryStore
 
-        counts = coverage(result.course)
+        # every chapter's identities settled, not only those of the chapters this run checked
+        ctx = Context(result.course, project.config, store or MemoryStore(), options)
+        counts = coverage(result.course, ctx)
     report = Report(
         diagnostics=result.diagnostics,
         sources=result.course.texts,

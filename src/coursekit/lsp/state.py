@@ -13,23 +13,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coursekit.cache import Layered
 from coursekit.diagnostics import Diagnostic
-from coursekit.engine import CheckResult, check
+from coursekit.engine import CheckResult, check_loaded
+from coursekit.load import LoadResult, load_course
 from coursekit.load.reader import Models
+from coursekit.lsp.patch import Stamp, disk_table, patched
 from coursekit.model.tree import Chapter, Course, Lesson
 from coursekit.options import Options
 from coursekit.project import Project
+from coursekit.rules import Context
 from coursekit.store import MemoryStore, ResultStore
 
 PROGRAMS = "CK9"  # the family that runs worked-problem programs (on save only)
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 def key(path: Path | str) -> Path:
@@ -59,7 +55,8 @@ class CourseState:
         self.store: ResultStore = store if store is not None else MemoryStore()
         self.buffers: dict[Path, str] = {}
         self.snapshot: Snapshot | None = None
-        self.published: set[str] = set()  # paths that were last sent non-empty diagnostics
+        # what was last sent for each file that had diagnostics (absent: sent none, or [])
+        self.published: dict[str, list[Diagnostic]] = {}
         # Files read by earlier checks, by (inode, mtime, size): an edit re-reads only what
         # changed on disk (resolving and reading ~1,500 files costs more than the rules).
         self.disk: dict[Path, tuple[tuple[int, int, int], str]] = {}
@@ -68,6 +65,11 @@ class CourseState:
         self.program_findings: list[Diagnostic] = []
         # Validated documents of the last check: an edit validates the edited document only.
         self.models: Models = {}
+        # The last load, what the disk held then and the buffers it read: a keystroke in a
+        # lesson patches that one lesson into it (coursekit.lsp.patch) instead of loading again.
+        self.loaded: LoadResult | None = None
+        self.loaded_table: dict[str, Stamp] = {}
+        self.loaded_buffers: dict[Path, str] = {}
         self._lock = threading.Lock()
 
     # Buffers -------------------------------------------------------------------------------
@@ -109,16 +111,9 @@ class CourseState:
         """Check the whole course as the editor sees it (disk plus open buffers)."""
         options = Options(exec=run_programs, formulas=formulas, jobs=os.cpu_count() or 1)
         with self._lock:
-            started = time.time_ns()
-            overlays = {**self._unchanged_on_disk(), **self.buffers}
-            result = check(
-                self.project,
-                options=options,
-                store=self.store,
-                overlays=overlays,
-                models=self.models,
-            )
-            self._remember(result.course, started)
+            loaded = self._load()
+            ctx = Context(loaded.course, self.project.config, Layered(self.store), options)
+            result = check_loaded(self.project, loaded, ctx)
             found = list(result.diagnostics)
             if run_programs:
                 self.program_findings = [d for d in found if d.code.startswith(PROGRAMS)]
@@ -131,30 +126,65 @@ class CourseState:
             self.snapshot = snapshot
             return snapshot
 
-    def _unchanged_on_disk(self) -> dict[Path, str]:
+    def _load(self) -> LoadResult:
+        """The course as the editor sees it: the last load with the edited lessons patched in
+        when nothing else changed, else loaded again (reading only what changed on disk)."""
+        buffers = dict(self.buffers)  # the editor may send an edit while this check runs
+        table = disk_table(key(self.project.course_dir))
+        quick = self._patched(table, buffers)
+        if quick is None:
+            started = time.time_ns()
+            overlays = {**self._unchanged_on_disk(table), **buffers}
+            root, course_dir = self.project.root, self.project.course_dir
+            quick = load_course(course_dir, root, Layered(self.store), overlays, self.models)
+            self._remember(quick.course, table, buffers, started)
+        self.loaded, self.loaded_table, self.loaded_buffers = quick, table, buffers
+        return quick
+
+    def _patched(self, table: dict[str, Stamp], buffers: dict[Path, str]) -> LoadResult | None:
+        """The last load with the changed buffers patched in, when the disk and the set of
+        open buffers are as they were then."""
+        if self.loaded is None or table != self.loaded_table:
+            return None
+        if buffers.keys() != self.loaded_buffers.keys():
+            return None
+        changed = {p: t for p, t in buffers.items() if self.loaded_buffers[p] != t}
+        root, course_dir = self.project.root, self.project.course_dir
+        return patched(self.loaded, changed, course_dir, root, self.models)
+
+    def _unchanged_on_disk(self, table: dict[str, Stamp]) -> dict[Path, str]:
         found: dict[Path, str] = {}
         for path, (stamp, text) in self.disk.items():
-            if _stamp(path) == stamp:
+            if table.get(str(path)) == stamp:
                 found[path] = text
         return found
 
-    def _remember(self, course: Course, started: int) -> None:
+    def _remember(
+        self, course: Course, table: dict[str, Stamp], buffers: dict[Path, str], started: int
+    ) -> None:
+        """What each file read held, under its stamp from before the load (a file written
+        since differs from it, and is read again next time)."""
         self.disk = {}
         for rel, text in course.texts.items():
             path = self.absolute(rel)
-            stamp = _stamp(path)
+            stamp = table.get(str(path))
             # a file written while this check ran may have been read before the write
-            if path not in self.buffers and stamp is not None and stamp[1] < started:
+            if path not in buffers and stamp is not None and stamp[1] < started:
                 self.disk[path] = (stamp, text)
 
     def to_publish(self, snapshot: Snapshot) -> Iterator[tuple[str, list[Diagnostic]]]:
-        """Every open file, and every file whose diagnostics are new or now cleared (a fix in
-        one file clears findings in the files that depend on it)."""
-        now = set(snapshot.by_path)
-        open_files = {rel for path in self.buffers if (rel := self.rel(path)) is not None}
-        for rel in sorted(now | self.published | open_files):
+        """Every open file, then every other file whose diagnostics differ from what was last
+        sent for it (new, changed or now cleared: a fix in one file clears findings in the
+        files that depend on it); the others' are still what the editor shows."""
+        open_files = sorted({rel for path in self.buffers if (rel := self.rel(path)) is not None})
+        for rel in open_files:
             yield rel, snapshot.by_path.get(rel, [])
-        self.published = now
+        shown = set(open_files)
+        for rel in sorted((snapshot.by_path.keys() | self.published.keys()) - shown):
+            found = snapshot.by_path.get(rel, [])
+            if self.published.get(rel, []) != found:
+                yield rel, found
+        self.published = {rel: found for rel, found in snapshot.by_path.items()}
 
     # Where things are ----------------------------------------------------------------------
 

@@ -128,17 +128,19 @@ def look_up(state: CourseState, text: str, offset: int, rel: str) -> tuple[Found
     found = find(text, offset, course)
     if found is None:
         return None
-    target = resolve(found, course, state.chapter_of(rel))
+    target = resolve(found, course, state.chapter_of(rel), state)
     return None if target is None else (found, target)
 
 
-def resolve(found: Found, course: Course, chapter: Chapter | None) -> Target | None:
+def resolve(
+    found: Found, course: Course, chapter: Chapter | None, state: CourseState | None = None
+) -> Target | None:
     if found.kind == "link":
         return _link(found.scheme, found.name.split(":", 1)[1], course, chapter)
     if found.kind == "apparatus":
         return _apparatus(found.name, course)
     if found.kind == "claim":
-        return _claim(found.name, course, chapter)
+        return _claim(found.name, course, chapter, state)
     if found.kind == "code":
         return _code(found.name)
     if found.kind == "symbol":
@@ -230,7 +232,9 @@ def _equation(rest: str, course: Course, chapter: Chapter | None) -> Target | No
     return None
 
 
-def _claim(claim_id: str, course: Course, chapter: Chapter | None) -> Target | None:
+def _claim(
+    claim_id: str, course: Course, chapter: Chapter | None, state: CourseState | None
+) -> Target | None:
     for lesson in _lessons(course, chapter):
         for index, claim in enumerate(lesson.meta.claims):
             if claim.id == claim_id:
@@ -238,20 +242,26 @@ def _claim(claim_id: str, course: Course, chapter: Chapter | None) -> Target | N
                 described = ", ".join(f"{k}: {v}" for k, v in body.items() if v not in ([], {}))
                 return Target(
                     lesson.meta.loc("claims", index, "id"),
-                    f"**claim {claim_id}** ({lesson.ref}): {_verdict(course, lesson, claim_id)}"
+                    f"**claim {claim_id}** ({lesson.ref}): {_verdict(course, lesson, claim_id, state)}"
                     f"\n\n{described}",
                 )
     return None
 
 
-def _verdict(course: Course, lesson: Lesson, claim_id: str) -> str:
-    """What the last check made of the claim (formulas run on change, from cached verdicts)."""
-    from coursekit.rules.formulas import NAMESPACE
+def _verdict(course: Course, lesson: Lesson, claim_id: str, state: CourseState | None) -> str:
+    """What the last check made of the claim (formulas run on change, from cached verdicts): this
+    session's check of its chapter, or the verdicts kept in the store for the lesson as it is."""
+    from coursekit.rules._lesson_maths import checked, known_maths
+    from coursekit.rules.base import Context
 
-    checked = course.derived.get(NAMESPACE)
-    if not isinstance(checked, list):
+    found = checked(course, lesson.chapter_id)
+    if found is None and state is not None:
+        ctx = Context(course, state.project.config, state.store)
+        maths = known_maths(ctx, lesson)
+        found = [maths] if maths is not None else None
+    if found is None:
         return "not verified in this session yet"
-    for maths in checked:
+    for maths in found:
         if maths.lesson.path != lesson.path:
             continue
         for verdict in maths.verdicts:

@@ -10,7 +10,7 @@ sympy, so a `--structural` check pays for it in milliseconds.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -30,24 +30,30 @@ _EQ_LABEL = re.compile(r"[ \t]*\{#eq:")
 _LABELS = re.compile(r"\{#eq:([^}\s]*)\}")
 
 
-def account(course: Course) -> tuple[Item, ...]:
-    """Every item of every chapter, in reading order (computed once per run)."""
-    return course.derive("accounting", lambda: tuple(_account(course)))
+def account(course: Course, chapters: Iterable[Chapter] | None = None) -> tuple[Item, ...]:
+    """Every item of `chapters` (None: every chapter), in reading order (each chapter's
+    computed once per run)."""
+    chosen = course.chapters.values() if chapters is None else chapters
+    return tuple(item for chapter in chosen for item in chapter_account(course, chapter))
 
 
-def _account(course: Course) -> Iterator[Item]:
-    for chapter in course.chapters.values():
-        facts = chapter_facts(course, chapter)
-        for text in chapter_texts(course, chapter):
-            if text.kind in ("figure", "statement"):
-                continue  # figure_orders reads figures, with their ties; problems below
-            lesson = text.lesson if text.kind == "body" else None
-            path = lesson.path if lesson is not None else None
-            source = Source(chapter.id, text.locate, path, lesson)
-            yield from _text_items(source, text.value, facts)
-        yield from _posed_items(course, chapter, facts)
-        yield from figure_orders(course, chapter, facts.orders, facts.cited)
-        yield from _uncited(chapter, facts)
+def chapter_account(course: Course, chapter: Chapter) -> tuple[Item, ...]:
+    """Every item of one chapter: what its own files show, against its own claims."""
+    return course.derive(("accounting", chapter.id), lambda: tuple(_account(course, chapter)))
+
+
+def _account(course: Course, chapter: Chapter) -> Iterator[Item]:
+    facts = chapter_facts(course, chapter)
+    for text in chapter_texts(course, chapter):
+        if text.kind in ("figure", "statement"):
+            continue  # figure_orders reads figures, with their ties; problems below
+        lesson = text.lesson if text.kind == "body" else None
+        path = lesson.path if lesson is not None else None
+        source = Source(chapter.id, text.locate, path, lesson)
+        yield from _text_items(source, text.value, facts)
+    yield from _posed_items(course, chapter, facts)
+    yield from figure_orders(course, chapter, facts.orders, facts.cited)
+    yield from _uncited(chapter, facts)
 
 
 def _posed_items(course: Course, chapter: Chapter, facts: ChapterFacts) -> Iterator[Item]:

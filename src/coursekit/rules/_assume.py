@@ -10,7 +10,7 @@ carry assumptions, and saying so is reported (CK801).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from coursekit.model.base import Location
 from coursekit.model.documents import NotationEntry
@@ -64,13 +64,26 @@ def merged(own: Mapping[str, list[str]], notation: Mapping[str, set[str]]) -> di
     return {kind: sorted(names) for kind, names in sorted(out.items())}
 
 
-def unusable(course: Course) -> Iterator[tuple[Location, str]]:
-    """Notation entries whose assumptions cannot apply: the symbol is not one formula name."""
+def notation_owners(
+    course: Course, chapters: Iterable[Chapter] | None, course_wide: bool
+) -> list[list[NotationEntry]]:
+    """The notation tables: course.yaml's and each apparatus entry's (when `course_wide`),
+    then each of `chapters`' (None: every chapter's)."""
     owners: list[list[NotationEntry]] = []
-    if course.manifest is not None:
+    if course_wide and course.manifest is not None:
         owners.append(course.manifest.notation)
-    owners += [entry.notation for entry in course.apparatus.values()]
-    owners += [chapter.manifest.notation for chapter in course.chapters.values()]
+    if course_wide:
+        owners += [entry.notation for entry in course.apparatus.values()]
+    chosen = course.chapters.values() if chapters is None else chapters
+    owners += [chapter.manifest.notation for chapter in chosen]
+    return owners
+
+
+def unusable(
+    course: Course, chapters: Iterable[Chapter] | None = None, course_wide: bool = True
+) -> Iterator[tuple[Location, str]]:
+    """Notation entries whose assumptions cannot apply: the symbol is not one formula name."""
+    owners = notation_owners(course, chapters, course_wide)
     for table in owners:
         for entry in table:
             if entry.assume and symbol_name(entry.symbol) is None:
@@ -81,4 +94,4 @@ def unusable(course: Course) -> Iterator[tuple[Location, str]]:
                 )
 
 
-__all__ = ["inherited", "merged", "symbol_name", "unusable"]
+__all__ = ["inherited", "merged", "notation_owners", "symbol_name", "unusable"]

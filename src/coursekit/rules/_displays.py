@@ -14,12 +14,14 @@ import itertools
 import re
 from dataclasses import replace
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
-from coursekit.model.tree import Lesson
+from coursekit.model.tree import Chapter, Course, Lesson
 from coursekit.rules import _assume
 from coursekit.rules._items import Item, Where
 from coursekit.rules.base import Context
+from coursekit.rules.facts import unsteady
 from coursekit.rules.outcomes import kept
 from coursekit.verify.claims.numbers import show
 from coursekit.verify.exact import constant_value
@@ -137,17 +139,30 @@ def _defines(head: str) -> bool:
 
 
 def settled(ctx: Context) -> tuple[Item, ...]:
-    """The account with every identity in symbols judged by sympy (when formulas are on)."""
-    from coursekit.rules._accounting import account
+    """The account of the chapters checked (`ctx.chapters()`), with every identity in symbols
+    judged by sympy (when formulas are on); each chapter's is computed once per run."""
+    from coursekit.rules._accounting import chapter_account
 
-    return ctx.course.derive(
-        SETTLED, lambda: tuple(verified(ctx, i) if i.sides else i for i in account(ctx.course))
+    def judged(chapter: Chapter) -> tuple[Item, ...]:
+        items = chapter_account(ctx.course, chapter)
+        return tuple(verified(ctx, i) if i.sides else i for i in items)
+
+    return tuple(
+        item
+        for chapter in ctx.chapters()
+        for item in ctx.course.derive((*SETTLED, chapter.id), partial(judged, chapter))
     )
+
+
+def settled_of(course: Course, chapter_id: str) -> tuple[Item, ...] | None:
+    """The chapter's account as `settled` left it in this run, or None: not settled."""
+    found = course.derived.get((*SETTLED, chapter_id))
+    return found if isinstance(found, tuple) else None
 
 
 def verified(ctx: Context, item: Item) -> Item:
     """The item after sympy has judged the identity (formulas on), or as it was."""
-    lesson = _lesson_at(ctx, item.location.path)
+    lesson = _lesson_at(ctx, item.chapter, item.location.path)
     if not item.sides or lesson is None or not ctx.options.formulas:
         return item
     verdicts = ctx.course.derive(
@@ -189,11 +204,11 @@ def _formula(lesson: Lesson, name: str) -> str:
     return lesson.meta.formulas.get(name, "?")
 
 
-def _lesson_at(ctx: Context, path: str) -> Lesson | None:
-    for chapter in ctx.course.chapters.values():
-        for lesson in chapter.lessons.values():
-            if lesson.path == path:
-                return lesson
+def _lesson_at(ctx: Context, chapter_id: str, path: str) -> Lesson | None:
+    chapter = ctx.course.chapters.get(chapter_id)
+    for lesson in chapter.lessons.values() if chapter is not None else ():
+        if lesson.path == path:
+            return lesson
     return None
 
 
@@ -219,4 +234,6 @@ def _verdicts(ctx: Context, lesson: Lesson, sides: tuple[tuple[str, str], ...]) 
     verdicts = verify_document(spec, timeout, memory_mb=memory_mb)
     if all(kept(v.subject, v.status) for v in verdicts):
         ctx.store.put(NAMESPACE, key, [v.to_json() for v in verdicts])
+    else:  # a timeout is not a fact about the lesson: what the chapter shows is not kept
+        unsteady(ctx.course, lesson.chapter_id)
     return verdicts

@@ -3,6 +3,8 @@
 The CK8xx rules (coursekit.rules.formulas) all read the one list `lesson_maths` derives: for each
 lesson with formulas, claims, labelled equations, claim-tied numbers or numeric quiz questions,
 the `coursekit.verify` verdicts, cached by content in the result store (namespace `sympy`).
+Only the chapters the rule is run on (`ctx.chapters()`) are read: an edit plans and verifies
+its own chapter's lessons; the others' findings are kept per chapter (coursekit.incremental).
 """
 
 from __future__ import annotations
@@ -11,14 +13,16 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from coursekit.markdown import scan
 from coursekit.markdown.numbers import is_order
-from coursekit.model.tree import Course, Lesson
+from coursekit.model.tree import Chapter, Course, Lesson
 from coursekit.rules import _assume, _shapes
 from coursekit.rules._programs import start_early
 from coursekit.rules.base import Context
+from coursekit.rules.facts import unsteady
 from coursekit.rules.outcomes import kept
 
 NAMESPACE = "sympy"
@@ -80,25 +84,41 @@ def scan_body(body: str) -> tuple[list[ShownEquation], list[WrittenNumber]]:
 
 
 def lesson_maths(ctx: Context) -> list[LessonMaths]:
-    """Every lesson with maths, checked once per run (shared by all CK8 rules)."""
+    """Every lesson with maths of the chapters checked, checked once per run (shared by all
+    CK8 rules): the chapters not checked yet in this run are verified together."""
     if not ctx.options.formulas:
         return []
-
-    def check_all() -> list[LessonMaths]:
-        found = (_plan_lesson(ctx, lesson) for lesson in _lessons(ctx.course))
-        planned = [p for p in found if p is not None]
+    derived = ctx.course.derived
+    chapters = list(ctx.chapters())
+    missing = [c for c in chapters if (NAMESPACE, c.id) not in derived]
+    if missing:
+        planned = [p for c in missing for p in map(partial(_plan_lesson, ctx), _lessons(c)) if p]
         todo = [p for p in planned if not p.cached]
         if todo:  # the program servers start meanwhile, rather than after the sympy work
             start_early(ctx)
         _verify_uncached(ctx, todo)
-        return [p.maths for p in planned]
+        for chapter in missing:
+            derived[(NAMESPACE, chapter.id)] = [
+                p.maths for p in planned if p.maths.lesson.chapter_id == chapter.id
+            ]
+    return [maths for c in chapters for maths in checked(ctx.course, c.id) or ()]
 
-    return ctx.course.derive(NAMESPACE, check_all)
+
+def checked(course: Course, chapter_id: str) -> list[LessonMaths] | None:
+    """What this run verified of the chapter's lessons, or None: not checked in this run."""
+    found = course.derived.get((NAMESPACE, chapter_id))
+    return found if isinstance(found, list) else None
 
 
-def _lessons(course: Course) -> Iterator[Lesson]:
-    for chapter in course.chapters.values():
-        yield from chapter.lessons.values()
+def known_maths(ctx: Context, lesson: Lesson) -> LessonMaths | None:
+    """The lesson's maths with the verdicts the store keeps for it as it reads now, or None
+    when the store has none (nothing is verified here)."""
+    planned = _plan_lesson(ctx, lesson)
+    return planned.maths if planned is not None and planned.cached else None
+
+
+def _lessons(chapter: Chapter) -> Iterator[Lesson]:
+    yield from chapter.lessons.values()
 
 
 @dataclass
@@ -182,6 +202,9 @@ def _verify_uncached(ctx: Context, todo: list[_Planned]) -> None:
         else:  # a slow or crowded machine is not a fact about the lesson
             why = f"{first.maths.lesson.path}: a check depended on the clock"
             ctx.store.decline(NAMESPACE, key, why)
+            for planned in todo:
+                if planned.key == key:
+                    unsteady(ctx.course, planned.maths.lesson.chapter_id)
 
 
 def _num(value: object) -> str:

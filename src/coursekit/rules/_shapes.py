@@ -10,13 +10,13 @@ Declarations that cannot apply are reported (CK824) and left out of what the ver
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from coursekit.model.base import Location
 from coursekit.model.documents import NotationEntry
 from coursekit.model.tree import Chapter, Course
-from coursekit.rules._assume import _tables, symbol_name
+from coursekit.rules._assume import _tables, notation_owners, symbol_name
 
 _FUNCTION = re.compile(r"\\(?:mathrm|operatorname|text)\{([A-Za-z]\w*)\}|([A-Za-z]\w*)")
 
@@ -90,13 +90,11 @@ def _problem(entry: NotationEntry) -> tuple[str, str] | None:
     return None
 
 
-def unusable(course: Course) -> Iterator[tuple[Location, str]]:
+def unusable(
+    course: Course, chapters: Iterable[Chapter] | None = None, course_wide: bool = True
+) -> Iterator[tuple[Location, str]]:
     """Notation entries whose shape, axes or row-wise declaration cannot apply."""
-    owners: list[list[NotationEntry]] = []
-    if course.manifest is not None:
-        owners.append(course.manifest.notation)
-    owners += [entry.notation for entry in course.apparatus.values()]
-    owners += [chapter.manifest.notation for chapter in course.chapters.values()]
+    owners = notation_owners(course, chapters, course_wide)
     for table in owners:
         for entry in table:
             problem = _problem(entry)

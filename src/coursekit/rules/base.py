@@ -49,6 +49,9 @@ class Context:
     `options` carries the run's switches from the command line (see `coursekit.options`).
     `only` names the chapters a per-chapter rule is to check this time (None: every chapter);
     the engine narrows it to the chapters whose inputs changed (see `coursekit.incremental`).
+    `course_part`: whether a per-chapter rule declared `course_part` also reports on what lies
+    outside every chapter (course.yaml's and Book 0's tables); the engine runs that part on its
+    own, with no chapter, so that it is never attributed to one.
     """
 
     course: Course
@@ -56,6 +59,7 @@ class Context:
     store: ResultStore = field(default_factory=MemoryStore)
     options: Options = field(default_factory=Options)
     only: frozenset[str] | None = None
+    course_part: bool = True
 
     def chapters(self) -> Iterator[Chapter]:
         """The chapters a per-chapter rule checks, in course order."""
@@ -81,6 +85,9 @@ class Rule:
     # on a chapter depend only on that chapter's files and these named facts (rules/facts.py),
     # so its results are kept per chapter and it re-runs only where one of them changed.
     per_chapter: tuple[str, ...] | None = None
+    # A per-chapter rule that also reads course-wide tables (`Context.course_part`): that part
+    # is cheap and runs every time, with no chapter.
+    course_part: bool = False
 
     @property
     def title(self) -> str:
@@ -133,16 +140,19 @@ def rule(
     severity: Severity = Severity.ERROR,
     fixable: bool = False,
     per_chapter: tuple[str, ...] | None = None,
+    course_part: bool = False,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register a check under a stable code and name; its docstring documents it.
 
     `per_chapter`: the rule iterates `ctx.chapters()` and what it finds in a chapter depends on
     that chapter's files and the named course-wide facts alone (see `Rule.per_chapter`).
+    `course_part`: it also reports on course-wide tables when `ctx.course_part` (see `Context`).
     """
 
     def register(func: CheckFn) -> CheckFn:
         doc = func.__doc__ or ""
-        _add(code, name, severity, doc, func, _family(func.__module__), fixable, per_chapter)
+        family = _family(func.__module__)
+        _add(code, name, severity, doc, func, family, fixable, per_chapter, course_part)
         return func
 
     return register
@@ -164,6 +174,7 @@ def _add(
     family: str,
     fixable: bool,
     per_chapter: tuple[str, ...] | None = None,
+    course_part: bool = False,
 ) -> None:
     if code in REGISTRY:
         raise ValueError(f"rule code {code} registered twice")
@@ -171,7 +182,9 @@ def _add(
     paragraph = " ".join(text.split("\n\n", 1)[0].split()) if text else name
     # The first sentence: what `coursekit rules` shows on one line.
     summary = first_sentence(paragraph)
-    REGISTRY[code] = Rule(code, name, family, severity, summary, text, func, fixable, per_chapter)
+    REGISTRY[code] = Rule(
+        code, name, family, severity, summary, text, func, fixable, per_chapter, course_part
+    )
 
 
 def lookup(selector: str) -> list[Rule]:

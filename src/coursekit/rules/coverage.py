@@ -7,21 +7,33 @@ sympy when the formulas family ran in this run (`settled`), and counts as unread
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from coursekit.model.tree import Course
-from coursekit.rules._accounting import account
-from coursekit.rules._displays import SETTLED
-from coursekit.rules._items import KINDS, STATUSES, Item
+from coursekit.rules._accounting import chapter_account
+from coursekit.rules._displays import settled, settled_of
+from coursekit.rules._items import KINDS, STATUSES
+from coursekit.rules.base import Context
 
 Coverage = dict[str, dict[str, dict[str, int]]]  # chapter -> kind -> status -> count
 
 
-def coverage(course: Course) -> Coverage:
-    """The counts of every chapter, zeros included, in the course's chapter order."""
-    settled = course.derived.get(SETTLED)
-    items: tuple[Item, ...] = settled if isinstance(settled, tuple) else account(course)
+def coverage(course: Course, ctx: Context | None = None) -> Coverage:
+    """The counts of every chapter, zeros included, in the course's chapter order.
+
+    With `ctx`, every chapter's identities are settled first (a run that kept most chapters'
+    findings settled only the chapters it checked); without, those of a chapter not settled in
+    this run count as they read before sympy."""
+    if ctx is not None:
+        settled(replace(ctx, only=None))
     out: Coverage = {
         chapter: {kind: dict.fromkeys(STATUSES, 0) for kind in KINDS} for chapter in course.chapters
     }
+    items = [
+        item
+        for chapter in course.chapters.values()
+        for item in settled_of(course, chapter.id) or chapter_account(course, chapter)
+    ]
     for item in items:
         if item.kind in KINDS and item.chapter in out:
             out[item.chapter][item.kind][item.status] += 1

@@ -7,23 +7,173 @@ function of the course and the chapter being checked: `book0_linked` is the Book
 *that chapter* links, so renaming one entry's title re-checks only the chapters linking it.
 Adding a fact: a function here and its name in `FACTS`; a digest must cover everything a rule
 could read through the fact, or a stale finding would be replayed.
+
+A rule that compares chapters (one meaning per symbol, support of a proposition from any
+chapter) reads each chapter through a small `summary`, kept in the store under the chapter's
+digest: an edit recomputes the edited chapter's summary, and the comparison runs on the others'
+kept ones. What depended on the clock (a timeout, a killed worker) marks its chapter `unsteady`,
+and nothing found there is kept.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._broken import APPARATUS_BOOK, book0_did_not_load
+from coursekit.store import ResultStore
 
 Fact = Callable[[Course, Chapter], str]
+SUMMARIES = "summaries"  # the store's namespace of per-chapter summaries
+_UNSTEADY = ("facts", "unsteady")
+_MANIFESTS = ("facts", "manifests")  # derived from the manifests (and which files exist) alone
 
 
 def digest(value: object) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def chapter_files(course: Course, chapter: Chapter) -> list[str]:
+    """Every project-relative file the chapter holds or lists, whether or not it loaded."""
+    return _files_by_chapter(course).get(chapter.id) or sorted(_listed(chapter))
+
+
+def _text_digest(course: Course, path: str) -> str | None:
+    text = course.texts.get(path)
+    if text is None:
+        return None
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _files_by_chapter(course: Course) -> dict[str, list[str]]:
+    """Each chapter's files (one pass over the course's texts, not one per chapter)."""
+
+    def compute() -> dict[str, list[str]]:
+        dirs: dict[str, list[str]] = {}
+        for chapter_id, chapter in course.chapters.items():
+            dirs.setdefault(chapter.dir, []).append(chapter_id)
+        inside: dict[str, set[str]] = {chapter_id: set() for chapter_id in course.chapters}
+        for path in course.texts:
+            folder = path
+            while "/" in folder:  # every chapter whose folder holds the file
+                folder = folder.rsplit("/", 1)[0]
+                for owner in dirs.get(folder, ()):
+                    inside[owner].add(path)
+        out: dict[str, list[str]] = {}
+        for chapter_id, chapter in course.chapters.items():
+            listed = set(inside[chapter_id])
+            listed.update(_listed(chapter))
+            out[chapter_id] = sorted(listed)
+        return out
+
+    return course.derive(("facts", "files"), compute)
+
+
+def _listed(chapter: Chapter) -> set[str]:
+    listed = {chapter.path}
+    listed.update(lesson.path for lesson in chapter.lessons.values())
+    for problem in chapter.problems.values():
+        listed.update((problem.path, problem.program.path))
+    for exercise in chapter.exercises.values():
+        listed.add(exercise.path)
+        if exercise.program is not None:
+            listed.add(exercise.program.path)
+    return listed
+
+
+def chapter_digest(course: Course, chapter: Chapter, files: Sequence[str] | None = None) -> str:
+    """What the chapter is made of: its id and book, each file's text, which assets exist."""
+
+    def compute() -> str:
+        listed = chapter_files(course, chapter) if files is None else files
+        return digest(
+            [
+                chapter.id,
+                chapter.book_id,
+                chapter.dir,
+                [[path, _text_digest(course, path)] for path in listed],
+                sorted(chapter.assets),
+            ]
+        )
+
+    return course.derive(("facts", "chapter", chapter.id), compute)
+
+
+def summary(
+    course: Course,
+    store: ResultStore,
+    name: str,
+    chapter: Chapter,
+    compute: Callable[[], Any],
+    facts: Sequence[str] = (),
+) -> Any:
+    """What `compute` (a function of the chapter's files and the named facts alone, returning
+    plain JSON data: lists, not tuples) gives for the chapter, kept in the store."""
+
+    def fresh() -> Any:
+        # one entry per chapter, holding the key it was computed under: an edit finds the
+        # stale entry where the last run left it (its pack), rather than missing a new key
+        key = chapter_key(course, chapter, facts)
+        entry = digest([name, chapter.id])
+        kept = store.get(SUMMARIES, entry)
+        if isinstance(kept, list) and len(kept) == 2 and kept[0] == key:
+            return kept[1]
+        value = json.loads(json.dumps(compute()))  # the same shape, kept or not
+        store.put(SUMMARIES, entry, [key, value])
+        return value
+
+    return course.derive(("facts", "summary", name, chapter.id), fresh)
+
+
+def fact(course: Course, name: str, chapter: Chapter) -> str:
+    """The named fact's digest for the chapter, once per run (every fact reads manifests
+    alone, so a course patched with new lesson texts keeps it: see `carried`)."""
+    return course.derive(
+        (*_MANIFESTS, "of", name, chapter.id), lambda: FACTS[name](course, chapter)
+    )
+
+
+def chapter_key(course: Course, chapter: Chapter, facts: Sequence[str]) -> str:
+    """What a per-chapter result on the chapter is kept under: its digest and those facts'."""
+    return course.derive(
+        ("facts", "chapter", chapter.id, "key", *facts),
+        lambda: digest(
+            [chapter_digest(course, chapter), [fact(course, n, chapter) for n in facts]]
+        ),
+    )
+
+
+def carried(derived: dict[object, object], touched: set[str]) -> dict[object, object]:
+    """What of one run's derived facts still holds in a course where only the texts of some
+    lessons changed (the same files, each lesson loaded before and now), in the chapters
+    `touched`: the manifests' facts, which files each chapter holds, and the digests and
+    summaries of the chapters not touched."""
+    return {key: value for key, value in derived.items() if _still_holds(key, touched)}
+
+
+def _still_holds(key: object, touched: set[str]) -> bool:
+    if not isinstance(key, tuple) or key[:1] != ("facts",):
+        return False
+    if key[:2] == _MANIFESTS or key == ("facts", "files"):
+        return True
+    if key[:2] == ("facts", "chapter"):
+        return key[2] not in touched
+    return key[:2] == ("facts", "summary") and key[3] not in touched
+
+
+def unsteady(course: Course, chapter_id: str) -> None:
+    """What was found in the chapter this run depended on the clock: keep none of it."""
+    marked: set[str] = course.derive(_UNSTEADY, set)
+    marked.add(chapter_id)
+
+
+def unsteady_chapters(course: Course) -> frozenset[str]:
+    marked: set[str] = course.derive(_UNSTEADY, set)
+    return frozenset(marked)
 
 
 def _book0_entries(course: Course) -> dict[str, tuple[str, str]]:
@@ -36,7 +186,7 @@ def _book0_entries(course: Course) -> dict[str, tuple[str, str]]:
             found.setdefault(entry.id, (entry.model_dump_json(), entry.source_path))
         return found
 
-    return course.derive(("facts", "book0"), compute)
+    return course.derive((*_MANIFESTS, "book0"), compute)
 
 
 def book0_loaded(course: Course, chapter: Chapter) -> str:
@@ -48,7 +198,7 @@ def book0_loaded(course: Course, chapter: Chapter) -> str:
 def book0_ids(course: Course, chapter: Chapter) -> str:
     """Book 0's entry ids, where Book 0 is declared, and whether it loaded."""
     return course.derive(
-        ("facts", "book0_ids"),
+        (*_MANIFESTS, "book0_ids"),
         lambda: digest([sorted(_book0_entries(course)), book0_loaded(course, chapter)]),
     )
 
@@ -66,7 +216,7 @@ def apparatus_linked(course: Course, chapter: Chapter) -> str:
     def compute() -> dict[str, tuple[str, str]]:
         return {i: (e.model_dump_json(), e.source_path) for i, e in course.apparatus.items()}
 
-    entries = course.derive(("facts", "apparatus"), compute)
+    entries = course.derive((*_MANIFESTS, "apparatus"), compute)
     linked = sorted({link.id for link in chapter.manifest.apparatus})
     return digest([[i, entries.get(i)] for i in linked])
 
@@ -75,7 +225,7 @@ def course_notation(course: Course, chapter: Chapter) -> str:
     """course.yaml's notation table (every field), and where course.yaml is."""
     manifest = course.manifest
     return course.derive(
-        ("facts", "course_notation"),
+        (*_MANIFESTS, "course_notation"),
         lambda: digest(
             [
                 course.manifest_path,
@@ -87,7 +237,7 @@ def course_notation(course: Course, chapter: Chapter) -> str:
 
 def chapter_ids(course: Course, chapter: Chapter) -> str:
     """The ids of every chapter that loaded."""
-    return course.derive(("facts", "chapter_ids"), lambda: digest(sorted(course.chapters)))
+    return course.derive((*_MANIFESTS, "chapter_ids"), lambda: digest(sorted(course.chapters)))
 
 
 def chapter_summaries(course: Course, chapter: Chapter) -> str:
@@ -109,7 +259,7 @@ def chapter_summaries(course: Course, chapter: Chapter) -> str:
         }
         return digest([books, listed, each])
 
-    return course.derive(("facts", "chapter_summaries"), compute)
+    return course.derive((*_MANIFESTS, "chapter_summaries"), compute)
 
 
 def notation_tables(course: Course, chapter: Chapter) -> str:
@@ -128,7 +278,7 @@ def notation_tables(course: Course, chapter: Chapter) -> str:
                 rows.append([entry.symbol, where.path, where.line, where.column])
         return digest(rows)
 
-    return course.derive(("facts", "notation_tables"), compute)
+    return course.derive((*_MANIFESTS, "notation_tables"), compute)
 
 
 FACTS: dict[str, Fact] = {

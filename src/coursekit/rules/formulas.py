@@ -23,6 +23,10 @@ from coursekit.rules._maths_where import claim_loc, subject_name, value_loc, ver
 from coursekit.rules.base import Context, Finding, rule
 from coursekit.rules.outcomes import maths_outcome
 
+# What a lesson's verdicts read besides its chapter's files: the notation tables it inherits
+# (assumptions and shapes: course.yaml's and the linked apparatus entries').
+NOTATION = ("course_notation", "apparatus_linked")
+
 # Re-exported: the LSP reads NAMESPACE, tests read scan_body and LessonMaths from here.
 __all__ = ["NAMESPACE", "LessonMaths", "claim_loc", "lesson_maths", "scan_body", "value_loc"]
 
@@ -46,7 +50,7 @@ def _report(ctx: Context, code: str, says: str = "{what}: {message}") -> Iterato
         yield Finding(verdict_loc(ctx.course, maths, v), text)
 
 
-@rule("CK801", "formula-syntax")
+@rule("CK801", "formula-syntax", per_chapter=NOTATION, course_part=True)
 def formula_syntax(ctx: Context) -> Iterator[Finding]:
     """A formula, or a formula-valued field of a claim, is not accepted by the formula parser.
 
@@ -68,7 +72,7 @@ def formula_syntax(ctx: Context) -> Iterator[Finding]:
           recurrence: T*(d_h**2 + d_h*d_x)
     """
     if ctx.options.formulas:
-        for location, message in _assume.unusable(ctx.course):
+        for location, message in _assume.unusable(ctx.course, ctx.chapters(), ctx.course_part):
             yield Finding(location, message)
     for maths, v in _reported(ctx, "CK801"):
         where = verdict_loc(ctx.course, maths, v)
@@ -80,7 +84,7 @@ def formula_syntax(ctx: Context) -> Iterator[Finding]:
             yield Finding(where, f"{subject_name(maths, v)}: {v.message}")
 
 
-@rule("CK802", "latex-syntax")
+@rule("CK802", "latex-syntax", per_chapter=NOTATION)
 def latex_syntax(ctx: Context) -> Iterator[Finding]:
     """The LaTeX of a labelled equation uses something the checker cannot read.
 
@@ -97,7 +101,7 @@ def latex_syntax(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK802")
 
 
-@rule("CK803", "equation-mismatch")
+@rule("CK803", "equation-mismatch", per_chapter=NOTATION)
 def equation_mismatch(ctx: Context) -> Iterator[Finding]:
     """The LaTeX a reader sees is not the formula sympy checks.
 
@@ -117,7 +121,7 @@ def equation_mismatch(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK803")
 
 
-@rule("CK804", "claim-false")
+@rule("CK804", "claim-false", per_chapter=NOTATION)
 def claim_false(ctx: Context) -> Iterator[Finding]:
     """A claim about the declared formulas is false; the message shows both sides.
 
@@ -153,7 +157,7 @@ def _kind(maths: LessonMaths, index: int) -> str:
     return claims[index].kind if index < len(claims) else "a"
 
 
-@rule("CK805", "claim-unproven")
+@rule("CK805", "claim-unproven", per_chapter=NOTATION)
 def claim_unproven(ctx: Context) -> Iterator[Finding]:
     """sympy could neither prove nor refute a claim, or that an equation shows its formula.
 
@@ -175,7 +179,7 @@ def claim_unproven(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK805", "{what} could not be proven: {message}" + hint)
 
 
-@rule("CK806", "claim-timeout")
+@rule("CK806", "claim-timeout", per_chapter=NOTATION)
 def claim_timeout(ctx: Context) -> Iterator[Finding]:
     """Checking a claim or an equation took longer than the limit (`sympy-seconds`, default 5).
 
@@ -191,7 +195,7 @@ def claim_timeout(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK806")
 
 
-@rule("CK807", "claim-invalid")
+@rule("CK807", "claim-invalid", per_chapter=NOTATION)
 def claim_invalid(ctx: Context) -> Iterator[Finding]:
     """A claim cannot be checked as written: a missing or unknown field, a duplicate id, an
     unknown kind or relation, a `for` that is not a symbol, a value that is not a number, or a
@@ -205,7 +209,7 @@ def claim_invalid(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK807")
 
 
-@rule("CK808", "number-mismatch")
+@rule("CK808", "number-mismatch", per_chapter=NOTATION)
 def number_mismatch(ctx: Context) -> Iterator[Finding]:
     """A number written in the prose through a claim is not what the claim computes.
 
@@ -221,7 +225,7 @@ def number_mismatch(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK808", "{message}")
 
 
-@rule("CK809", "claim-unknown")
+@rule("CK809", "claim-unknown", per_chapter=NOTATION)
 def claim_unknown(ctx: Context) -> Iterator[Finding]:
     """The prose or a quiz question cites a claim the lesson does not declare.
 
@@ -243,7 +247,7 @@ def claim_unknown(ctx: Context) -> Iterator[Finding]:
         yield Finding(where, text)
 
 
-@rule("CK810", "formula-not-shown", Severity.WARNING)
+@rule("CK810", "formula-not-shown", Severity.WARNING, per_chapter=NOTATION)
 def formula_not_shown(ctx: Context) -> Iterator[Finding]:
     """A declared formula is never shown to the reader as a labelled equation.
 
@@ -270,7 +274,7 @@ def formula_not_shown(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK811", "equation-unknown")
+@rule("CK811", "equation-unknown", per_chapter=NOTATION)
 def equation_unknown(ctx: Context) -> Iterator[Finding]:
     """A display equation is labelled `{#eq:NAME}` but the lesson declares no formula `NAME`,
     so nothing checks what it shows: an error, since a label mistyped would otherwise leave the
@@ -291,7 +295,7 @@ def equation_unknown(ctx: Context) -> Iterator[Finding]:
         )
 
 
-@rule("CK812", "quiz-answer-mismatch")
+@rule("CK812", "quiz-answer-mismatch", per_chapter=NOTATION)
 def quiz_answer_mismatch(ctx: Context) -> Iterator[Finding]:
     """A numeric quiz answer that cites a claim does not match what the claim computes.
 
@@ -311,7 +315,7 @@ def quiz_answer_mismatch(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK812")
 
 
-@rule("CK813", "check-crashed")
+@rule("CK813", "check-crashed", per_chapter=NOTATION)
 def check_crashed(ctx: Context) -> Iterator[Finding]:
     """Checking a claim or an equation crashed: its worker was killed (the OOM killer sends
     SIGKILL), it ran out of `sympy-memory-mb` or recursion depth, or sympy raised.
@@ -333,7 +337,7 @@ def check_crashed(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK813", "{what}: the check crashed: {message}")
 
 
-@rule("CK823", "shape-mismatch")
+@rule("CK823", "shape-mismatch", per_chapter=NOTATION)
 def shape_mismatch(ctx: Context) -> Iterator[Finding]:
     """A formula's matrix shapes do not fit: a product whose inner dimensions differ, a sum of
     two shapes, a function of numbers (`sqrt`, `exp`) applied to a matrix, or a row-wise function
@@ -353,7 +357,7 @@ def shape_mismatch(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK823", "{what}: {message}")
 
 
-@rule("CK824", "shape-notation")
+@rule("CK824", "shape-notation", per_chapter=NOTATION, course_part=True)
 def shape_notation(ctx: Context) -> Iterator[Finding]:
     """A notation entry's `shape`, `axes` or `rowwise` cannot apply: the symbol is not one name
     a formula can use, a dimension is not a symbol or a positive whole number, a shape has more
@@ -370,5 +374,5 @@ def shape_notation(ctx: Context) -> Iterator[Finding]:
     """
     if not ctx.options.formulas:
         return
-    for location, message in _shapes.unusable(ctx.course):
+    for location, message in _shapes.unusable(ctx.course, ctx.chapters(), ctx.course_part):
         yield Finding(location, message)

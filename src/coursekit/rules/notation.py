@@ -34,7 +34,10 @@ class Declaration:
     key: str
     entry: NotationEntry
     owner: str  # "course.yaml", "apparatus 0.IT.01", "chapter II.2"
-    location: Location
+
+    @property
+    def location(self) -> Location:  # looked up only for what is reported
+        return self.entry.loc("symbol")
 
 
 def _meaning(text: str) -> str:
@@ -46,7 +49,7 @@ def _table(entries: list[NotationEntry], owner: str) -> list[Declaration]:
     for entry in entries:
         key = notation_key(entry.symbol)
         if key is not None:
-            found.append(Declaration(key, entry, owner, entry.loc("symbol")))
+            found.append(Declaration(key, entry, owner))
     return found
 
 
@@ -77,7 +80,8 @@ def _chapters(course: Course) -> list[Chapter]:
         for cid in book.manifest.chapters
         if cid in course.chapters
     ]
-    return ordered + [c for c in course.chapters.values() if c not in ordered]
+    listed = {id(c) for c in ordered}  # by identity: comparing models field by field is slow
+    return ordered + [c for c in course.chapters.values() if id(c) not in listed]
 
 
 @rule("CK201", "symbol-meaning-conflict")
@@ -122,7 +126,7 @@ def symbol_meaning_conflict(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK202", "symbol-declared-twice")
+@rule("CK202", "symbol-declared-twice", per_chapter=(), course_part=True)
 def symbol_declared_twice(ctx: Context) -> Iterator[Finding]:
     """One notation table declares the same symbol twice.
 
@@ -134,7 +138,11 @@ def symbol_declared_twice(ctx: Context) -> Iterator[Finding]:
         notation:
           - {symbol: W_{hh}, meaning: recurrent weights}
     """
-    for table in _all_tables(ctx.course):
+    tables = _notation_tables(ctx.course, frozenset(c.id for c in ctx.chapters()))
+    for entries, owner in tables:
+        if not ctx.course_part and not owner.startswith("chapter "):
+            continue  # course.yaml's and the apparatus tables: the course-wide part
+        table = _table(entries, owner)
         seen: dict[str, Declaration] = {}
         for decl in table:
             if decl.key in seen:

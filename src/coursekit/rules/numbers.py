@@ -21,6 +21,10 @@ from coursekit.diagnostics import Severity
 from coursekit.rules._displays import settled
 from coursekit.rules.base import Context, Finding, rule
 
+# A chapter's account reads its own files; sympy's judgement of an identity in symbols also
+# reads the notation tables the lesson inherits (its assumptions).
+NOTATION = ("course_notation", "apparatus_linked")
+
 
 def _report(ctx: Context, code: str) -> Iterator[Finding]:
     for item in settled(ctx):  # an identity in symbols: sympy decides, when formulas are on
@@ -28,7 +32,7 @@ def _report(ctx: Context, code: str) -> Iterator[Finding]:
             yield Finding(item.location, item.message)
 
 
-@rule("CK814", "number-near-claim")
+@rule("CK814", "number-near-claim", per_chapter=NOTATION)
 def number_near_claim(ctx: Context) -> Iterator[Finding]:
     """An untied number is within 10% of a claim's value but differs: a slip of that claim.
 
@@ -40,7 +44,7 @@ def number_near_claim(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK814")
 
 
-@rule("CK815", "number-untied-equal", Severity.WARNING, fixable=True)
+@rule("CK815", "number-untied-equal", Severity.WARNING, fixable=True, per_chapter=NOTATION)
 def number_untied_equal(ctx: Context) -> Iterator[Finding]:
     """An untied number equals a claim's value: tie it, so a change to either is caught.
 
@@ -56,7 +60,7 @@ def number_untied_equal(ctx: Context) -> Iterator[Finding]:
             yield Finding(item.location, item.message, fixable=item.span is not None)
 
 
-@rule("CK816", "number-untied", Severity.WARNING)
+@rule("CK816", "number-untied", Severity.WARNING, per_chapter=NOTATION)
 def number_untied(ctx: Context) -> Iterator[Finding]:
     """A number that looks derived (separators, decimals, three significant digits) is unchecked.
 
@@ -73,7 +77,7 @@ def number_untied(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK816")
 
 
-@rule("CK817", "claim-uncited", Severity.WARNING)
+@rule("CK817", "claim-uncited", Severity.WARNING, per_chapter=NOTATION)
 def claim_uncited(ctx: Context) -> Iterator[Finding]:
     """A value or order claim is shown nowhere: no tag, quiz answer or figure cites it.
 
@@ -87,7 +91,7 @@ def claim_uncited(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK817")
 
 
-@rule("CK818", "arithmetic-false")
+@rule("CK818", "arithmetic-false", per_chapter=NOTATION)
 def arithmetic_false(ctx: Context) -> Iterator[Finding]:
     """Arithmetic in the text is false, evaluated exactly.
 
@@ -102,7 +106,7 @@ def arithmetic_false(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK818")
 
 
-@rule("CK819", "display-false")
+@rule("CK819", "display-false", per_chapter=NOTATION)
 def display_false(ctx: Context) -> Iterator[Finding]:
     """A display equation without a label is false.
 
@@ -117,7 +121,7 @@ def display_false(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK819")
 
 
-@rule("CK820", "display-unverified", Severity.WARNING)
+@rule("CK820", "display-unverified", Severity.WARNING, per_chapter=NOTATION)
 def display_unverified(ctx: Context) -> Iterator[Finding]:
     """A display equation without a label cannot be read, so nothing checks it.
 
@@ -132,7 +136,7 @@ def display_unverified(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK820")
 
 
-@rule("CK821", "order-mismatch")
+@rule("CK821", "order-mismatch", per_chapter=NOTATION)
 def order_mismatch(ctx: Context) -> Iterator[Finding]:
     """An order of growth tied to a claim disagrees with it (or the claim is no order claim).
 
@@ -144,7 +148,7 @@ def order_mismatch(ctx: Context) -> Iterator[Finding]:
     yield from _report(ctx, "CK821")
 
 
-@rule("CK822", "order-untied", Severity.WARNING, fixable=True)
+@rule("CK822", "order-untied", Severity.WARNING, fixable=True, per_chapter=NOTATION)
 def order_untied(ctx: Context) -> Iterator[Finding]:
     """An order of growth is tied to no claim (fixable when exactly one order claim matches).
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from coursekit.bounds import ref_number, shorten
 from coursekit.model.base import Location
@@ -14,6 +15,7 @@ from coursekit.rules._links import links, mentions, no_such_chapter
 from coursekit.rules._sequence import breaks
 from coursekit.rules._texts import chapter_texts
 from coursekit.rules.base import Context, Finding, rule
+from coursekit.rules.facts import summary
 
 _PROP_TARGET = re.compile(r"^(?:(?P<chapter>[^/]+)/)?(?P<number>[0-9]+)$")
 
@@ -205,6 +207,14 @@ def _unresolved(course: Course, chapter_id: str, number: int, shown: str) -> str
     return f"'{shown}' does not resolve: {chapter_id} has {have}"
 
 
+def _supported(course: Course, chapter: Chapter) -> list[list[str | int]]:
+    """The propositions (of any chapter) the chapter's lessons refer to or its problems and
+    exercises support, as [chapter id, number] (the chapter's summary CK405 compares)."""
+    found = {(ref.chapter, ref.number) for ref in prop_refs(course, chapter) if ref.from_lesson}
+    found.update((chapter.id, number) for number, _ in _supports(chapter))
+    return [[target, number] for target, number in sorted(found)]
+
+
 @rule("CK405", "proposition-unsupported")
 def proposition_unsupported(ctx: Context) -> Iterator[Finding]:
     """A published chapter has a proposition that no lesson and no problem supports.
@@ -221,12 +231,11 @@ def proposition_unsupported(ctx: Context) -> Iterator[Finding]:
     """
     course = ctx.course
     supported: set[tuple[str, int]] = set()
-    for chapter in course.chapters.values():
-        for ref in prop_refs(course, chapter):
-            if ref.from_lesson:
-                supported.add((ref.chapter, ref.number))
-        for number, _ in _supports(chapter):
-            supported.add((chapter.id, number))
+    for chapter in course.chapters.values():  # each chapter read once, then kept by content
+        found = summary(
+            course, ctx.store, "supports", chapter, partial(_supported, course, chapter)
+        )
+        supported.update((str(target), int(number)) for target, number in found)
     for chapter in course.chapters.values():
         if chapter.manifest.status != "published" or chapter_incomplete(chapter):
             continue  # (support from what did not load is unknown: its CK1xx error says why)

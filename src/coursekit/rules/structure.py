@@ -158,7 +158,7 @@ def _slug_findings(
         )
 
 
-@rule("CK106", "id-malformed")
+@rule("CK106", "id-malformed", per_chapter=(), course_part=True)
 def id_malformed(ctx: Context) -> Iterator[Finding]:
     """An id does not have the form its kind requires.
 
@@ -172,14 +172,14 @@ def id_malformed(ctx: Context) -> Iterator[Finding]:
         id: II.2
     """
     course = ctx.course
-    if course.manifest is not None:
+    if ctx.course_part and course.manifest is not None:
         for index, book_id in enumerate(course.manifest.books):
             if not BOOK_ID.match(book_id):
                 yield Finding(
                     course.manifest.loc("books", index),
                     f"book id '{book_id}' must be 0 or a Roman numeral (I, II, ...)",
                 )
-    for book in course.books.values():
+    for book in course.books.values() if ctx.course_part else ():
         for index, chapter_id in enumerate(book.manifest.chapters):
             if not CHAPTER_ID.match(chapter_id):
                 yield Finding(
@@ -192,7 +192,7 @@ def id_malformed(ctx: Context) -> Iterator[Finding]:
                     book.manifest.loc("apparatus", index, "id"),
                     f"apparatus id '{entry.id}' must be 0.<AREA>.<NN>, like '0.LA.03'",
                 )
-    for chapter in course.chapters.values():
+    for chapter in ctx.chapters():
         manifest = chapter.manifest
         for index, item in enumerate(manifest.items):
             key = "lesson" if item.lesson is not None else "planned"
@@ -207,7 +207,7 @@ def id_malformed(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK107", "id-duplicate")
+@rule("CK107", "id-duplicate", per_chapter=(), course_part=True)
 def id_duplicate(ctx: Context) -> Iterator[Finding]:
     """The same id is used twice where ids must be unique.
 
@@ -226,11 +226,12 @@ def id_duplicate(ctx: Context) -> Iterator[Finding]:
           - lesson: masks
     """
     course = ctx.course
-    if course.manifest is not None:
+    if ctx.course_part and course.manifest is not None:
         for index, book_id in _repeats(course.manifest.books):
             yield Finding(course.manifest.loc("books", index), f"book '{book_id}' is listed twice")
-    yield from _duplicates_across_books(course)
-    for chapter in course.chapters.values():
+    if ctx.course_part:
+        yield from _duplicates_across_books(course)
+    for chapter in ctx.chapters():  # the ids inside one chapter: its own files alone
         yield from _duplicates_in_chapter(chapter)
 
 
