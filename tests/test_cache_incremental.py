@@ -305,7 +305,10 @@ class VerdictStore(JsonStore):
         return super().get(namespace, key)
 
     def put(self, namespace: str, key: str, value: Any) -> None:
-        (_VERDICTS if namespace in VERDICT_SPACES else super()).put(namespace, key, value)
+        if namespace in VERDICT_SPACES:
+            _VERDICTS.put(namespace, key, value)
+        else:
+            super().put(namespace, key, value)
 
 
 def _with_formulas(course: Path, store: MemoryStore | None = None) -> list[Diagnostic]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+import coursekit.load
 from coursekit.engine import check
 from coursekit.lsp import state as state_module
 from coursekit.lsp.state import CourseState
@@ -30,7 +31,7 @@ def root(tmp_path: Path) -> Path:
 def loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many times the state loaded the course from the files."""
     counted: list[int] = []
-    real = state_module.load_course
+    real = coursekit.load.load_course  # the function the state module imported
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         counted.append(1)
