@@ -116,3 +116,24 @@ def test_completion_in_every_context(state: CourseState) -> None:
     assert {"CK301", "CK504"} <= _labels(state, "x <!-- coursekit: ignore[CK201, ")
     assert {"T", "W_{hh}", "d_k"} <= _labels(state, "so the grid is $T \\times ")
     assert _labels(state, "so the grid is $T$ and then ") == set()
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        (r"$\mathbf{W}_Q$", "shape d×d_k (model-width × key-width)"),
+        (r"$\mathbf{X}$", "shape T×d (positions × model-width)"),
+        (r"$\mathrm{softmax}$", "applied row by row"),
+    ],
+)
+def test_a_symbol_shows_its_declared_shape(state: CourseState, written: str, shown: str) -> None:
+    text = f"---\ntitle: x\n---\nThen {written} again.\n"
+    target = _target(state, f"{CHAPTER}/lessons/self-attention.md", text, written, 2)
+    assert shown in target.markdown, target.markdown
+
+
+def test_a_scalar_symbol_shows_no_shape(state: CourseState) -> None:
+    text = "---\ntitle: x\n---\nThen $T$ again.\n"
+    target = _target(state, GOODBYE, text, "$T$", 1)
+    assert "sequence length" in target.markdown
+    assert "shape" not in target.markdown and "row by row" not in target.markdown

@@ -303,13 +303,25 @@ def notation_tables(
         yield "course.yaml", course.manifest.notation
 
 
+def _shape_note(entry: NotationEntry) -> str:
+    """The declared shape as `check`'s shape messages write it (T×d_k), with its axes."""
+    if entry.rowwise:
+        return "\n\napplied row by row: keeps a matrix's shape"
+    if not entry.shape:
+        return ""
+    note = "\n\nshape " + "×".join(str(size) for size in entry.shape)
+    if entry.axes:
+        note += " (" + " × ".join(entry.axes) + ")"
+    return note
+
+
 def _symbol(symbol_key: str, course: Course, chapter: Chapter | None) -> Target | None:
     for owner, entries in notation_tables(course, chapter):
         for entry in entries:
             if declared_key(entry.symbol) == symbol_key:
                 return Target(
                     entry.loc("symbol"),
-                    f"**${shown(symbol_key)}$**: {entry.meaning}\n\ndeclared in {owner} "
-                    f"({entry.source_path}:{entry.loc('symbol').line})",
+                    f"**${shown(symbol_key)}$**: {entry.meaning}{_shape_note(entry)}\n\n"
+                    f"declared in {owner} ({entry.source_path}:{entry.loc('symbol').line})",
                 )
     return None
