@@ -18,6 +18,20 @@ from coursekit.cache_files import CACHE_DIR, _read_json, _write_json, file_diges
 RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp granularity
 
 
+def file_stamp(st: os.stat_result) -> list[int]:
+    """What says a file is unchanged without reading it: its modification and change times,
+    size, inode and device. The change time cannot be set from user space, so an edit whose
+    mtime is restored afterwards (`touch -d`) still changes the stamp."""
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev]
+
+
+def racily_clean(st: os.stat_result, seen_ns: int) -> bool:
+    """Whether the file changed so close to `seen_ns` (when it was read, or its stamp taken)
+    that a second edit in the same timestamp tick could leave its stamp unchanged: git's
+    racy-clean rule. Such a file is read (or hashed) again next time, whatever its stamp."""
+    return max(st.st_mtime_ns, st.st_ctime_ns) >= seen_ns - RACY_NS
+
+
 class TreeDigest:
     """The content hash of every file under the course folder, memoised by stat tuple."""
 
@@ -45,9 +59,9 @@ class TreeDigest:
         for rel, st in self._walk():
             if not self.safe:
                 return None
-            stamp = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev]
+            stamp = file_stamp(st)
             old = known.get(rel)
-            racy = max(st.st_mtime_ns, st.st_ctime_ns) >= written - RACY_NS
+            racy = racily_clean(st, written)
             if (
                 isinstance(old, list)
                 and len(old) == 6

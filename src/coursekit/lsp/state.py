@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coursekit.cache_tree import file_stamp, racily_clean
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import CheckResult, check
 from coursekit.load.reader import Models
@@ -24,12 +25,17 @@ from coursekit.store import MemoryStore, ResultStore
 PROGRAMS = "CK9"  # the family that runs worked-problem programs (on save only)
 
 
-def _stamp(path: Path) -> tuple[int, int, int] | None:
+def _stat(path: Path) -> os.stat_result | None:
     try:
-        st = os.stat(path)
+        return os.stat(path)
     except OSError:
         return None
-    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def _stamp(path: Path) -> list[int] | None:
+    """The file's stamp as the cache's stat table keeps it (`cache_tree.file_stamp`)."""
+    st = _stat(path)
+    return None if st is None else file_stamp(st)
 
 
 def key(path: Path | str) -> Path:
@@ -60,9 +66,10 @@ class CourseState:
         self.buffers: dict[Path, str] = {}
         self.snapshot: Snapshot | None = None
         self.published: set[str] = set()  # paths that were last sent non-empty diagnostics
-        # Files read by earlier checks, by (inode, mtime, size): an edit re-reads only what
-        # changed on disk (resolving and reading ~1,500 files costs more than the rules).
-        self.disk: dict[Path, tuple[tuple[int, int, int], str]] = {}
+        # Files read by earlier checks, by the stamp the cache's stat table uses (mtime, ctime,
+        # size, inode, device): an edit re-reads only what changed on disk (resolving and
+        # reading ~1,500 files costs more than the rules).
+        self.disk: dict[Path, tuple[list[int], str]] = {}
         # What the programs said at the last save: a keystroke does not run them, and must not
         # make their findings vanish either.
         self.program_findings: list[Diagnostic] = []
@@ -142,10 +149,11 @@ class CourseState:
         self.disk = {}
         for rel, text in course.texts.items():
             path = self.absolute(rel)
-            stamp = _stamp(path)
-            # a file written while this check ran may have been read before the write
-            if path not in self.buffers and stamp is not None and stamp[1] < started:
-                self.disk[path] = (stamp, text)
+            st = _stat(path)
+            # a file written while this check ran, or just before it, may have been read
+            # before a write in the same timestamp tick: git's racy-clean rule, as on disk
+            if path not in self.buffers and st is not None and not racily_clean(st, started):
+                self.disk[path] = (file_stamp(st), text)
 
     def to_publish(self, snapshot: Snapshot) -> Iterator[tuple[str, list[Diagnostic]]]:
         """Every open file, and every file whose diagnostics are new or now cleared (a fix in
