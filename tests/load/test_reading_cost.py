@@ -16,7 +16,7 @@ import pytest
 
 from conftest import make_course
 from coursekit.load import load_course
-from coursekit.load.parsecache import LazySource, cached_parse
+from coursekit.load.parsecache import PackedSource, cached_parse
 from coursekit.load.yamlsafe import LoadError, RealFolders, parse_yaml, read_text
 from coursekit.store import MemoryStore
 
@@ -101,29 +101,38 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
         read_text(lesson, RealFolders(course))
 
 
-def test_cached_positions_are_decoded_only_when_asked(tmp_path: Path) -> None:
-    text = "a: 1\nb:\n  - x\n  - {c: 2.5}\n"
+def test_cached_positions_are_found_without_unpacking_the_table() -> None:
+    text = 'a: 1\nb:\n  - x\n  - {c: 2.5}\n\'0\': [7]\n"t\\tab\\n\\"q": {deep: [[1, 2]]}\n'
     store = MemoryStore()
     cached_parse(store, text, "f.yaml", 2)
     data, source = cached_parse(store, text, "g.yaml", 2)
     fresh_data, fresh = parse_yaml(text, "g.yaml", 2)
-    assert isinstance(source, LazySource) and source.at is not None
+    assert isinstance(source, PackedSource) and source.at is not None
     assert data == fresh_data
+    for path in [*fresh.values, ("b", 9), ("nowhere", "x"), ("0", 0, 3)]:
+        assert source.value_at(path) == fresh.value_at(path), path
+    for path in [*fresh.keys, ("b", 0)]:
+        assert source.key_at(path) == fresh.key_at(path), path
+    assert source.at is not None  # located without building the tables
+    assert (source.values, source.keys) == (fresh.values, fresh.keys)  # and unpacked whole
     assert source.value_at(("b", 1, "c")) == fresh.value_at(("b", 1, "c"))
-    assert source.at is None  # decoded, once
-    assert source.key_at(("b",)) == fresh.key_at(("b",))
-    assert (source.values, source.keys) == (fresh.values, fresh.keys)
 
 
-@pytest.mark.parametrize("damage", ["not json", "[[[1]]]", '[[[["a"], 1, 2]], []]', "[1, 2]"])
-def test_damaged_cached_positions_fall_back_to_the_document(damage: str) -> None:
+@pytest.mark.parametrize(
+    "damage",
+    [["not json", "x"], ['\n["a"]\tX\t2\n', ""], ['\n["a"\t1\n', "\n[[\t1\t1\n"], "[1, 2]"],
+)
+def test_damaged_cached_positions_fall_back_to_the_document(damage: object) -> None:
     store = MemoryStore()
     text = "a: 1\n"
     cached_parse(store, text, "f.yaml")
     key = next(iter(store._data))
     store._data[key] = {"data": {"a": 1}, "at": damage}
-    _, source = cached_parse(store, text, "f.yaml")
+    data, source = cached_parse(store, text, "f.yaml")
+    assert data == {"a": 1}
     assert source.value_at(("a",)).line >= 1  # no exception: the top of the file at worst
+    assert source.key_at(("a",)).line >= 1
+    assert isinstance(source.values, dict)
 
 
 def test_a_clean_load_from_the_cache_decodes_no_positions(tmp_path: Path) -> None:
@@ -134,6 +143,19 @@ def test_a_clean_load_from_the_cache_decodes_no_positions(tmp_path: Path) -> Non
     assert result.diagnostics == []
     chapter = result.course.chapters["I.1"]
     sources = [chapter.manifest._source, *(x.meta._source for x in chapter.lessons.values())]
-    assert all(isinstance(s, LazySource) and s.at is not None for s in sources)
+    assert all(isinstance(s, PackedSource) and s.at is not None for s in sources)
     # and a message still lands where the fresh parse says
     assert chapter.manifest.loc("items", 0, "lesson").column == 13
+
+
+def test_equal_models_compare_their_packed_sources_without_unpacking() -> None:
+    """pydantic compares private attributes, so `model == model` compares the sources."""
+    store = MemoryStore()
+    text = "a: 1\nb: [2]\n"
+    cached_parse(store, text, "f.yaml")
+    _, one = cached_parse(store, text, "f.yaml")
+    _, two = cached_parse(store, text, "f.yaml")
+    _, elsewhere = cached_parse(store, text, "g.yaml")
+    assert one == two and one != elsewhere
+    assert isinstance(one, PackedSource) and one.at is not None and two.at is not None
+    assert one == parse_yaml(text, "f.yaml")[1]  # a fresh source: compared table by table
