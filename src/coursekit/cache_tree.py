@@ -92,7 +92,8 @@ class TreeDigest:
     def save(self) -> None:
         """Write the stat table back (only what compute() saw), stamped with when it was read."""
         if self.changed and self.safe:
-            _write_json(self.table_path, {"written_ns": self._now, "files": self._fresh})
+            table = {"written_ns": self._now, "files": self._fresh}
+            _write_json(self.table_path, table, spread=2)  # file by file
 
     def _walk(self) -> Iterable[tuple[str, os.stat_result]]:
         """Every file below the course folder. A symbolic link makes the tree unsafe to digest
