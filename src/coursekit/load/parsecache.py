@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from coursekit.load.yamlsafe import LoadError, parse_yaml
-from coursekit.model.base import Location, Source, YamlPath
+from coursekit.model.base import Source, YamlPath
 
 Positions = dict[YamlPath, tuple[int, int]]
 
@@ -84,25 +84,11 @@ class PackedSource(Source):
         super().__init__(path=path, line_offset=line_offset)
         self.at = (values, keys)
 
-    def value_at(self, path: YamlPath) -> Location:
-        if self.at is None:
-            return Source.value_at(self, path)
-        probe = path
-        while True:
-            pos = find_position(self.at[0], probe)
-            if pos is not None:
-                return Location(self.path, pos[0] + self.line_offset, pos[1])
-            if not probe:
-                return Location(self.path, 1 + self.line_offset, 1)
-            probe = probe[:-1]
-
-    def key_at(self, path: YamlPath) -> Location:
-        if self.at is None:
-            return Source.key_at(self, path)
-        pos = find_position(self.at[1], path)
-        if pos is not None:
-            return Location(self.path, pos[0] + self.line_offset, pos[1])
-        return self.value_at(path)
+    def position(self, path: YamlPath, key: bool = False) -> tuple[int, int] | None:
+        at = self.at
+        if at is None:
+            return Source.position(self, path, key)
+        return find_position(at[1] if key else at[0], path)
 
     def __eq__(self, other: object) -> bool:
         # pydantic compares models' private attributes, so two equal models compare their
