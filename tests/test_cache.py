@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import coursekit
-from coursekit import cache, cache_env
+from coursekit import cache, cache_env, cache_tree
 from coursekit.cli import main
 from coursekit.load.parsecache import cached_parse
 from coursekit.load.yamlsafe import LoadError, parse_yaml
@@ -226,6 +226,17 @@ CHANGES: dict[str, tuple[Callable[[Path], object], str | None]] = {
         None,
     ),
     "file removed": (lambda root: (root / CHAPTER / "figures/path-length.svg").unlink(), None),
+    # every file keeps its stamp (inode, times, size); only the paths change
+    "file renamed": (
+        lambda root: (root / CHAPTER / "lessons/model-width.md").rename(
+            root / CHAPTER / "lessons/model-width-renamed.md"
+        ),
+        None,
+    ),
+    "folder renamed": (
+        lambda root: (root / CHAPTER).rename(root / CHAPTER.replace("chapter-1", "renamed")),
+        None,
+    ),
 }
 
 
@@ -313,6 +324,25 @@ def test_racily_clean_files_are_hashed_again(project: Path) -> None:
     after = runs.check()
     assert after == runs.check("--no-cache")
     assert before != after or "iz" not in after  # the edit reached the checker
+
+
+def test_an_edit_with_size_and_mtime_put_back_is_seen_when_not_racy(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`touch -d` back after a same-size edit, long after the stat table was written: the
+    change time (which no user can set) differs, so the file is hashed again."""
+    monkeypatch.setattr(cache_tree, "RACY_NS", -(10**18))  # nothing is racily clean
+    runs = Runs(project)
+    before = runs.check()
+    assert runs.check() == before
+    chapter = project / CHAPTER / "chapter.yaml"
+    stat = chapter.stat()
+    _edit(chapter, "maturity: M2", "maturity: M9")
+    os.utime(chapter, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (chapter.stat().st_size, chapter.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    after = runs.check()
+    assert after != before
+    assert after == runs.check("--no-cache")
 
 
 def test_a_tree_with_a_symlink_is_never_replayed(project: Path) -> None:

@@ -111,3 +111,55 @@ def test_a_pack_entry_under_the_right_salt_is_served(course: Path) -> None:
     namespace, entries = next(iter(pack["entries"].items()))
     key, value = next(iter(entries.items()))
     assert packed.get(namespace, key) == value
+
+
+VALUES: list[object] = [
+    {
+        "salt": "s",
+        "entries": {"yaml": {"k1": {"data": [1, 2.5, None], "at": ["\n[]\t1\t1\n", ""]}}},
+    },
+    {"a": {"b": {"c": {"d": [float("nan"), float("inf"), 'é\u2028\\"q']}}}, "": {}},
+    {1: "int keys fall back to the one-shot encoder", "x": {2: 3}},
+    {"empty": {}, "list": [], "nested": {"deeper": {"deepest": {"k": "v"}}}},
+    [1, {"a": 2}],
+    "a string",
+]
+
+
+@pytest.mark.parametrize("value", VALUES)
+@pytest.mark.parametrize("spread", [0, 1, 3, 9])
+def test_written_entry_by_entry_the_bytes_are_json_dumps(
+    tmp_path: Path, value: object, spread: int
+) -> None:
+    from coursekit.cache_files import _write_json
+
+    path = tmp_path / cache.CACHE_DIR / "v1" / "x.json"
+    assert _write_json(path, value, spread=spread)
+    expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+    assert path.read_bytes() == expected.encode("utf-8")
+
+
+def test_writing_the_pack_does_not_hold_every_token_at_once(tmp_path: Path) -> None:
+    """Regression: the one-shot encoder peaked at ~5x the pack's size (94 MB for 19 MB at
+    1,000 chapters): one character outside the BMP anywhere (course maths: 𝔼) makes the whole
+    text 4 bytes a character before it is encoded. Entry by entry, only that entry is."""
+    import tracemalloc
+
+    from coursekit.cache_files import _write_json
+
+    entries = {
+        f"{n:064x}:0": {"data": {"id": f"I.{n}", "items": [{"lesson": f"l{i}"} for i in range(30)]}}
+        for n in range(3000)
+    }
+    entries["wide"] = {"data": {"title": "The expectation 𝔼[X]"}}
+    pack = {"salt": "s", "entries": {"yaml": entries}}
+    path = tmp_path / cache.CACHE_DIR / "v1" / "pack.json"
+    tracemalloc.start()
+    try:
+        assert _write_json(path, pack, spread=3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    size = path.stat().st_size
+    assert json.loads(path.read_bytes()) == pack
+    assert peak < 3 * size, (peak, size)

@@ -70,4 +70,5 @@ class PackedStore:
             _prepare(self.below.root)
         except OSError:
             return False
-        return _write_json(self.path, {"salt": self.below.salt, "entries": self.used})
+        pack = {"salt": self.below.salt, "entries": self.used}
+        return _write_json(self.path, pack, spread=3)  # entry by entry: see _chunks

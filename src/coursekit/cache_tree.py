@@ -9,13 +9,32 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from coursekit.cache_files import CACHE_DIR, _read_json, _write_json, file_digest, sha256
 
 RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp granularity
+
+
+def file_stamp(st: os.stat_result) -> list[int]:
+    """What says a file is unchanged without reading it: its modification and change times,
+    size, inode and device. The change time cannot be set from user space, so an edit whose
+    mtime is restored afterwards (`touch -d`) still changes the stamp."""
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev]
+
+
+def racily_clean(st: os.stat_result, seen_ns: int) -> bool:
+    """Whether the file changed so close to `seen_ns` (when it was read, or its stamp taken)
+    that a second edit in the same timestamp tick could leave its stamp unchanged: git's
+    racy-clean rule. Such a file is read (or hashed) again next time, whatever its stamp."""
+    return stamp_is_racy(file_stamp(st), seen_ns)
+
+
+def stamp_is_racy(stamp: Sequence[int], seen_ns: int) -> bool:
+    """`racily_clean` for a stamp `file_stamp` made (its mtime and ctime come first)."""
+    return max(stamp[0], stamp[1]) >= seen_ns - RACY_NS
 
 
 class TreeDigest:
@@ -45,9 +64,9 @@ class TreeDigest:
         for rel, st in self._walk():
             if not self.safe:
                 return None
-            stamp = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev]
+            stamp = file_stamp(st)
             old = known.get(rel)
-            racy = max(st.st_mtime_ns, st.st_ctime_ns) >= written - RACY_NS
+            racy = racily_clean(st, written)
             if (
                 isinstance(old, list)
                 and len(old) == 6
@@ -78,7 +97,8 @@ class TreeDigest:
     def save(self) -> None:
         """Write the stat table back (only what compute() saw), stamped with when it was read."""
         if self.changed and self.safe:
-            _write_json(self.table_path, {"written_ns": self._now, "files": self._fresh})
+            table = {"written_ns": self._now, "files": self._fresh}
+            _write_json(self.table_path, table, spread=2)  # file by file
 
     def _walk(self) -> Iterable[tuple[str, os.stat_result]]:
         """Every file below the course folder. A symbolic link makes the tree unsafe to digest

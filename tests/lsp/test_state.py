@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LESSON
+from coursekit import cache_tree
 from coursekit.lsp.state import CourseState
 from coursekit.project import find_project
 
@@ -19,8 +20,14 @@ def _codes(state: CourseState) -> list[str]:
     return [d.code for d in state.analyse().result.diagnostics]
 
 
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files written by the fixture count as settled (not racily clean): the memo keeps them."""
+    monkeypatch.setattr(cache_tree, "RACY_NS", 0)
+
+
 def test_a_file_changed_on_disk_is_read_again_and_an_unchanged_one_is_not(
-    tiny_course: Path,
+    tiny_course: Path, settled: None
 ) -> None:
     state = CourseState(find_project(tiny_course.parent))
     assert _codes(state) == []
@@ -32,6 +39,35 @@ def test_a_file_changed_on_disk_is_read_again_and_an_unchanged_one_is_not(
     assert _codes(state) == ["CK504"]
     lesson.write_text(LESSON, encoding="utf-8")
     assert _codes(state) == []
+
+
+def test_an_edit_of_the_same_size_with_its_mtime_put_back_is_seen(
+    tiny_course: Path, settled: None
+) -> None:
+    """`touch -d` after a same-size edit: the change time, which no user can set, differs."""
+    state = CourseState(find_project(tiny_course.parent))
+    assert _codes(state) == []
+    lesson = tiny_course / "I/1-first/lessons/intro.md"
+    assert state.absolute(REL) in state.disk
+    before = lesson.stat()
+    text = lesson.read_text(encoding="utf-8")
+    edited = text.replace("reading_time: 3", "reading_time: x")
+    assert len(edited) == len(text)
+    lesson.write_text(edited, encoding="utf-8")
+    os.utime(lesson, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (lesson.stat().st_size, lesson.stat().st_mtime_ns) == (
+        before.st_size,
+        before.st_mtime_ns,
+    )
+    assert "CK104" in _codes(state)
+
+
+def test_a_file_written_just_before_a_check_is_not_kept(tiny_course: Path) -> None:
+    """Racily clean (git's rule): a second same-tick write could leave its stamp unchanged."""
+    state = CourseState(find_project(tiny_course.parent))
+    _codes(state)
+    assert state.absolute(REL) not in state.disk  # the fixture wrote it a moment ago
+    assert state.snapshot is not None and REL in state.snapshot.course.texts
 
 
 def test_a_buffer_wins_over_the_disk_until_it_is_closed(tiny_course: Path) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from coursekit import codes
 from coursekit.bounds import UnusableName, child, shorten
 from coursekit.diagnostics import Diagnostic, Severity
-from coursekit.load.reader import DocumentReader, Models
+from coursekit.load.reader import At, DocumentReader, Models, Where
 from coursekit.load.yamlsafe import (
     split_front_matter,
 )
@@ -85,13 +85,13 @@ class _Loader(DocumentReader):
             return self.course
         self.course.manifest = manifest
         for index, book_id in enumerate(manifest.books):
-            since, listed_at = len(self.diagnostics), manifest.loc("books", index)
+            since, listed_at = len(self.diagnostics), Where(manifest, "books", index)
             if not self.load_book(book_id, listed_at):
                 self.unloaded("book", book_id, listed_at, since)
         return self.course
 
     def listed(
-        self, listed_at: Location, what: str, item_id: str, folder: Path, *names: str
+        self, listed_at: At, what: str, item_id: str, folder: Path, *names: str
     ) -> Path | None:
         """The file that a listed id names, or None once the reason it cannot be read is told."""
         try:
@@ -115,7 +115,7 @@ class _Loader(DocumentReader):
             return None
         return path
 
-    def load_book(self, book_id: str, listed_at: Location) -> bool:
+    def load_book(self, book_id: str, listed_at: At) -> bool:
         """Load a listed book and its chapters; False when its manifest did not load."""
         path = self.listed(listed_at, "book", book_id, self.course_dir, book_id, "book.yaml")
         if path is None:
@@ -128,7 +128,7 @@ class _Loader(DocumentReader):
         self.course.books.setdefault(book_id, book)
         listed: set[str] = set()
         for index, chapter_id in enumerate(manifest.chapters):
-            since, listed_at = len(self.diagnostics), manifest.loc("chapters", index)
+            since, listed_at = len(self.diagnostics), Where(manifest, "chapters", index)
             folder = self.chapter_folder(book_dir, chapter_id, listed_at)
             if folder is not None:
                 listed.add(folder.name)
@@ -148,15 +148,15 @@ class _Loader(DocumentReader):
                 )
         return True
 
-    def chapter_folder(self, book_dir: Path, chapter_id: str, listed_at: Location) -> Path | None:
+    def chapter_folder(self, book_dir: Path, chapter_id: str, listed_at: At) -> Path | None:
         match = CHAPTER_ID.match(chapter_id)
         if match is None:
             return None  # the id rule reports the malformed id
         number = match["n"]
         candidates = [
-            entry
-            for entry in sorted(book_dir.iterdir())
-            if entry.is_dir() and (entry.name == number or entry.name.startswith(number + "-"))
+            book_dir / name
+            for name in self.subfolders(book_dir)
+            if name == number or name.startswith(number + "-")
         ]
         if not candidates:
             self.report(
@@ -212,7 +212,7 @@ class _Loader(DocumentReader):
                 continue
             listed_lessons.add(item.lesson)
             lesson_path = self.listed(
-                manifest.loc("items", index, "lesson"),
+                Where(manifest, "items", index, "lesson"),
                 "lesson",
                 item.lesson,
                 folder / "lessons",
@@ -268,7 +268,7 @@ class _Loader(DocumentReader):
     def load_problem(
         self, folder: Path, problem_id: str, chapter: ChapterManifest, index: int
     ) -> Problem | None:
-        listed_at = chapter.loc("problems", index)
+        listed_at = Where(chapter, "problems", index)
         path = self.listed(
             listed_at, "problem", problem_id, folder / "problems", problem_id, "problem.yaml"
         )
@@ -277,7 +277,7 @@ class _Loader(DocumentReader):
         meta = self.document(path, WorkedProblem)
         if meta is None:
             return None
-        program = self.program(path.parent, meta.program, meta.loc("program"))
+        program = self.program(path.parent, meta.program, Where(meta, "program"))
         return Problem(
             id=problem_id, chapter_id=chapter.id, path=self.rel(path), meta=meta, program=program
         )
@@ -285,7 +285,7 @@ class _Loader(DocumentReader):
     def load_exercise(
         self, folder: Path, exercise_id: str, chapter: ChapterManifest, index: int
     ) -> ExerciseDoc | None:
-        listed_at = chapter.loc("exercises", index)
+        listed_at = Where(chapter, "exercises", index)
         path = self.listed(
             listed_at, "exercise", exercise_id, folder / "exercises", exercise_id, "exercise.yaml"
         )
@@ -297,25 +297,49 @@ class _Loader(DocumentReader):
         program = (
             None
             if meta.program is None
-            else self.program(path.parent, meta.program, meta.loc("program"))
+            else self.program(path.parent, meta.program, Where(meta, "program"))
         )
         return ExerciseDoc(
             id=exercise_id, chapter_id=chapter.id, path=self.rel(path), meta=meta, program=program
         )
 
-    def program(self, folder: Path, name: str, named_at: Location) -> Program:
+    def program(self, folder: Path, name: str, named_at: At) -> Program:
         path = self.listed(named_at, "program", name, folder, name)
         if path is None:
             return Program(path=self.rel(folder / shorten(name, 200)), source=None)
         return Program(path=self.rel(path), source=self.text(path))
 
+    def subfolders(self, folder: Path) -> list[str]:
+        """The sorted names of the folders in `folder`, listed once per load (each chapter of
+        a book looks for its own folder among them)."""
+        names = self._subfolders.get(folder)
+        if names is None:
+            try:
+                with os.scandir(folder) as entries:
+                    names = sorted(entry.name for entry in entries if entry.is_dir())
+            except OSError:
+                names = []
+            self._subfolders[folder] = names
+        return names
+
     def files_below(self, folder: Path) -> list[str]:
+        """Regular files below `folder` (no links, none through a linked folder): the file
+        type comes with the listing, so no file is stat-ed."""
         found: list[str] = []
-        for path in folder.rglob("*"):
-            if len(found) >= MAX_ASSETS:
-                break
-            if path.is_file() and not path.is_symlink():
-                found.append(self.rel(path))
+        base = self.rel(folder)
+        stack = [(str(folder), base)]
+        while stack and len(found) < MAX_ASSETS:
+            where, rel = stack.pop()
+            try:
+                with os.scandir(where) as listing:
+                    entries = list(listing)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, f"{rel}/{entry.name}"))
+                elif entry.is_file(follow_symlinks=False) and len(found) < MAX_ASSETS:
+                    found.append(f"{rel}/{entry.name}")
         return found
 
 

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.load.parsecache import cached_parse
 from coursekit.load.validate import validate
-from coursekit.load.yamlsafe import LoadError, check_unsaved, parse_yaml, read_text
+from coursekit.load.yamlsafe import (
+    LoadError,
+    RealFolders,
+    check_unsaved,
+    parse_yaml,
+    read_text,
+)
 from coursekit.model.base import Location, Node
 from coursekit.model.tree import Course, LoadFailure, Unloaded
 
@@ -23,6 +29,28 @@ if TYPE_CHECKING:
     from coursekit.store import ResultStore
 
 N = TypeVar("N", bound=Node)
+
+
+class Where:
+    """A place in a loaded document, found only when a message needs it: finding it decodes the
+    document's position table (see `parsecache.LazySource`), which a clean load never needs."""
+
+    __slots__ = ("node", "path")
+
+    def __init__(self, node: Node, *path: str | int) -> None:
+        self.node = node
+        self.path = path
+
+    def loc(self) -> Location:
+        return self.node.loc(*self.path)
+
+
+At = Location | Where
+
+
+def _located(where: At) -> Location:
+    return where.loc() if isinstance(where, Where) else where
+
 
 # Validated documents kept between loads in one process (the language server): the model and
 # what validating it reported, by (kind, path, line offset, text). Models are never changed
@@ -47,12 +75,14 @@ class DocumentReader:
             _key(path): text for path, text in (overlays or {}).items()
         }  # parsed documents are kept here (parsecache.cached_parse) when given
         self.course_dir = course_dir
+        self.folders = RealFolders(course_dir)
         self.project_root = project_root
         self.course = Course(root=self.rel(course_dir))
         self.diagnostics: list[Diagnostic] = []
         # folders a listed chapter claims, even when it claims several (CK109 reports that):
         # none of them is "unlisted"
         self.claimed: set[Path] = set()
+        self._subfolders: dict[Path, list[str]] = {}
 
     def rel(self, path: Path) -> str:
         try:
@@ -62,7 +92,7 @@ class DocumentReader:
 
     def report(
         self,
-        location: Location,
+        location: At,
         code: str,
         message: str,
         severity: Severity = Severity.ERROR,
@@ -71,7 +101,9 @@ class DocumentReader:
         # A missing file is related to the finding: naming its path (as the pre-commit hook
         # does for a deleted file) reports the manifest that still lists it.
         related = (self.rel(missing),) if missing is not None else ()
-        self.diagnostics.append(Diagnostic.at(location, code, message, severity, related=related))
+        self.diagnostics.append(
+            Diagnostic.at(_located(location), code, message, severity, related=related)
+        )
 
     def failed(self, problems: list[Diagnostic]) -> None:
         """Remember why a document did not load: reports name it instead of dropping it."""
@@ -79,20 +111,20 @@ class DocumentReader:
             LoadFailure(Location(d.path, d.line, d.column), d.code, d.message) for d in problems
         )
 
-    def unloaded(self, kind: str, listed_id: str, listed_at: Location, since: int) -> None:
+    def unloaded(self, kind: str, listed_id: str, listed_at: At, since: int) -> None:
         """A listed book or chapter is absent: the errors reported since `since` say why."""
         failures = tuple(
             LoadFailure(Location(d.path, d.line, d.column), d.code, d.message)
             for d in self.diagnostics[since:]
             if d.severity == Severity.ERROR
-        ) or (LoadFailure(listed_at, "CK106", f"'{listed_id}' is not a {kind} id"),)
+        ) or (LoadFailure(_located(listed_at), "CK106", f"'{listed_id}' is not a {kind} id"),)
         self.course.unloaded.setdefault((kind, listed_id), Unloaded(kind, listed_id, failures))
 
     def text(self, path: Path) -> str | None:
         rel = self.rel(path)
         overlay = self.overlays.get(_key(path)) if self.overlays else None
         try:
-            text = read_text(path, self.course_dir) if overlay is None else check_unsaved(overlay)
+            text = read_text(path, self.folders) if overlay is None else check_unsaved(overlay)
         except LoadError as exc:
             self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
             self.failed(self.diagnostics[-1:])

@@ -6,7 +6,9 @@ NUL bytes, links out of the tree, syntax, alias bombs and deep nesting are all b
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import threading
 from pathlib import Path
 from typing import Any
@@ -33,29 +35,75 @@ class LoadError(Exception):
         self.column = column
 
 
-def read_text(path: Path, root: Path) -> str:
+class RealFolders:
+    """Where a course file really lies, with each folder resolved once per load.
+
+    A file that is not itself a symbolic link lies where its folder really is: one `lstat` per
+    file instead of a `realpath` (a syscall per path segment) for it and another for the root.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = os.path.realpath(root)
+        self._folders: dict[str, str] = {os.path.normpath(root): self.root}
+
+    def folder(self, folder: str) -> str:
+        """The folder's real path: its parent's and its own name, unless it is a link itself
+        (one `lstat` per folder, where `realpath` takes one per segment of every path)."""
+        real = self._folders.get(folder)
+        if real is None:
+            parent = os.path.dirname(folder)
+            try:
+                linked = parent == folder or stat.S_ISLNK(os.lstat(folder).st_mode)
+            except OSError:
+                linked = True  # realpath says what it can; opening the file will fail
+            if linked:
+                real = os.path.realpath(folder)
+            else:
+                real = os.path.join(self.folder(parent), os.path.basename(folder))
+            self._folders[folder] = real
+        return real
+
+    def inside(self, real: str) -> bool:
+        return real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep)
+
+
+def read_text(path: Path, root: Path | RealFolders) -> str:
     """The file's text, refusing what a course file can never be."""
+    folders = root if isinstance(root, RealFolders) else RealFolders(root)
     try:
-        try:
-            resolved = path.resolve()
-        except RuntimeError:  # Python 3.11 raises this, not OSError, for a symlink loop
-            raise LoadError(
-                codes.UNREADABLE, f"'{path.name}' is a symbolic link that loops"
-            ) from None
-        if not resolved.is_relative_to(root.resolve()):
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                resolved = str(path.resolve())
+            except RuntimeError:  # Python 3.11 raises this, not OSError, for a symlink loop
+                raise LoadError(
+                    codes.UNREADABLE, f"'{path.name}' is a symbolic link that loops"
+                ) from None
+            st = os.stat(resolved)
+        else:
+            resolved = os.path.join(folders.folder(os.path.dirname(path)), path.name)
+        if not folders.inside(resolved):
             raise LoadError(
                 codes.UNREADABLE, f"'{path.name}' is a link that leads outside the course"
             )
-        size = resolved.stat().st_size
-        if size > MAX_FILE_BYTES:
+        if not stat.S_ISREG(st.st_mode):  # a fifo would block the read forever
+            raise LoadError(codes.UNREADABLE, "not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
             raise LoadError(
                 codes.UNREADABLE,
-                f"file is {size / 1_048_576:.1f} MiB; course files are capped at "
+                f"file is {st.st_size / 1_048_576:.1f} MiB; course files are capped at "
                 f"{MAX_FILE_BYTES // 1_048_576} MiB",
             )
-        data = resolved.read_bytes()
+        with open(resolved, "rb") as handle:
+            # bounded even if the file grew since the stat
+            data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise LoadError(codes.UNREADABLE, f"cannot read file: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise LoadError(
+            codes.UNREADABLE,
+            f"file is over {MAX_FILE_BYTES // 1_048_576} MiB; course files are capped there",
+        )
     nul = data.find(b"\x00")
     if nul >= 0:
         line, column = _position(data, nul)

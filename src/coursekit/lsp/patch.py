@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from coursekit.cache_tree import file_stamp
 from coursekit.load import LoadResult
 from coursekit.load.reader import DocumentReader, Models
 from coursekit.load.yamlsafe import split_front_matter
@@ -23,11 +24,12 @@ from coursekit.model.documents import LessonFrontMatter
 from coursekit.model.tree import Chapter, Course, Lesson
 from coursekit.rules.facts import carried
 
-Stamp = tuple[int, int, int]
+Stamp = tuple[int, ...]  # cache_tree.file_stamp: mtime, ctime, size, inode, device
 
 
 def disk_table(folder: Path) -> dict[str, Stamp]:
-    """Every file and folder below `folder` (absolute path -> inode, mtime, size)."""
+    """Every file and folder below `folder` (absolute path -> its stamp, as the cache's stat
+    table keeps it: the ctime catches an edit whose mtime was put back)."""
     table: dict[str, Stamp] = {}
     pending = [str(folder)]
     while pending:
@@ -41,7 +43,7 @@ def disk_table(folder: Path) -> dict[str, Stamp]:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            table[entry.path] = (st.st_ino, st.st_mtime_ns, st.st_size)
+            table[entry.path] = tuple(file_stamp(st))
             if entry.is_dir(follow_symlinks=False):
                 pending.append(entry.path)
     return table

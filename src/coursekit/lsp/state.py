@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coursekit.cache import Layered
+from coursekit.cache_tree import stamp_is_racy
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import CheckResult, check_loaded
 from coursekit.load import LoadResult, load_course
@@ -57,9 +58,10 @@ class CourseState:
         self.snapshot: Snapshot | None = None
         # what was last sent for each file that had diagnostics (absent: sent none, or [])
         self.published: dict[str, list[Diagnostic]] = {}
-        # Files read by earlier checks, by (inode, mtime, size): an edit re-reads only what
-        # changed on disk (resolving and reading ~1,500 files costs more than the rules).
-        self.disk: dict[Path, tuple[tuple[int, int, int], str]] = {}
+        # Files read by earlier checks, by the stamp the cache's stat table uses (mtime, ctime,
+        # size, inode, device): an edit re-reads only what changed on disk (resolving and
+        # reading ~1,500 files costs more than the rules).
+        self.disk: dict[Path, tuple[Stamp, str]] = {}
         # What the programs said at the last save: a keystroke does not run them, and must not
         # make their findings vanish either.
         self.program_findings: list[Diagnostic] = []
@@ -168,8 +170,9 @@ class CourseState:
         for rel, text in course.texts.items():
             path = self.absolute(rel)
             stamp = table.get(str(path))
-            # a file written while this check ran may have been read before the write
-            if path not in buffers and stamp is not None and stamp[1] < started:
+            # a file written while this check ran, or just before it, may have been read
+            # before a write in the same timestamp tick: git's racy-clean rule, as on disk
+            if path not in buffers and stamp is not None and not stamp_is_racy(stamp, started):
                 self.disk[path] = (stamp, text)
 
     def to_publish(self, snapshot: Snapshot) -> Iterator[tuple[str, list[Diagnostic]]]:

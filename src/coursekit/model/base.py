@@ -38,15 +38,20 @@ class Source:
         """The value at `path`, or the nearest ancestor whose position is known."""
         probe = path
         while True:
-            pos = self.values.get(probe)
+            pos = self.position(probe)
             if pos is not None:
                 return Location(self.path, pos[0] + self.line_offset, pos[1])
             if not probe:
                 return Location(self.path, 1 + self.line_offset, 1)
             probe = probe[:-1]
 
+    def position(self, path: YamlPath, key: bool = False) -> tuple[int, int] | None:
+        """Where the value (or, with `key`, the key) at exactly `path` starts, if known; a
+        cached document's source answers from its packed tables (`load.parsecache`)."""
+        return (self.keys if key else self.values).get(path)
+
     def key_at(self, path: YamlPath) -> Location:
-        pos = self.keys.get(path)
+        pos = self.position(path, key=True)
         if pos is not None:
             return Location(self.path, pos[0] + self.line_offset, pos[1])
         return self.value_at(path)

@@ -1,0 +1,161 @@
+"""What a load costs the file system, and what it keeps: folders are resolved once, each file
+is read once, and positions kept in the cache are decoded only for a document a message needs.
+
+Regressions seen on main: 5,500 realpath/resolve calls at 100 chapters (two per file, each a
+syscall per path segment), and every problem's and chapter's position table decoded on every
+load to locate messages that were never written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import make_course
+from coursekit.load import load_course
+from coursekit.load.parsecache import PackedSource, cached_parse
+from coursekit.load.yamlsafe import LoadError, RealFolders, parse_yaml, read_text
+from coursekit.store import MemoryStore
+
+
+def _course(root: Path, lessons: int) -> Path:
+    """The tiny course with `lessons` lessons, each in the chapter's list."""
+    course = make_course(root)
+    chapter = course / "I/1-first/chapter.yaml"
+    text = chapter.read_text(encoding="utf-8")
+    body = (course / "I/1-first/lessons/intro.md").read_text(encoding="utf-8")
+    for index in range(lessons):
+        text += f"  - lesson: extra-{index}\n"
+        (course / f"I/1-first/lessons/extra-{index}.md").write_text(body, encoding="utf-8")
+    chapter.write_text(text, encoding="utf-8")
+    return course
+
+
+def _count_file_calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    calls: Counter[str] = Counter()
+    for name in ("realpath",):
+        real = getattr(os.path, name)
+
+        def counted(*args: object, _real: object = real, _name: str = name, **kw: object) -> object:
+            calls[_name] += 1
+            return _real(*args, **kw)  # type: ignore[operator]
+
+        monkeypatch.setattr(os.path, name, counted)
+    resolve = Path.resolve
+
+    def counted_resolve(self: Path, strict: bool = False) -> Path:
+        calls["resolve"] += 1
+        return resolve(self, strict)
+
+    monkeypatch.setattr(Path, "resolve", counted_resolve)
+    return calls
+
+
+@pytest.mark.parametrize("lessons", [1, 40])
+def test_folders_are_resolved_once_not_each_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lessons: int
+) -> None:
+    course = _course(tmp_path, lessons)
+    calls = _count_file_calls(monkeypatch)
+    result = load_course(course, tmp_path)
+    assert result.diagnostics == []
+    assert len(result.course.chapters["I.1"].lessons) == lessons + 1
+    # the course folder once; no file and no folder below it needs a realpath of its own
+    assert calls["realpath"] + calls["resolve"] <= 1, calls
+
+
+def test_a_linked_file_inside_the_course_is_still_read(tmp_path: Path) -> None:
+    course = make_course(tmp_path)
+    lessons = course / "I/1-first/lessons"
+    (lessons / "real.txt").write_text((lessons / "intro.md").read_text(encoding="utf-8"))
+    (lessons / "intro.md").unlink()
+    (lessons / "intro.md").symlink_to(lessons / "real.txt")
+    result = load_course(course, tmp_path)
+    assert [d.code for d in result.diagnostics] == []
+    assert "intro" in result.course.chapters["I.1"].lessons
+
+
+def test_a_linked_folder_leading_out_is_refused(tmp_path: Path) -> None:
+    course = make_course(tmp_path)
+    outside = tmp_path / "elsewhere"
+    (course / "I/1-first/lessons").rename(outside)
+    (course / "I/1-first/lessons").symlink_to(outside)
+    result = load_course(course, tmp_path)
+    found = [(d.code, d.path, d.message) for d in result.diagnostics]
+    assert ("CK102", "course/I/1-first/lessons/intro.md") in [f[:2] for f in found], found
+    assert any("outside the course" in f[2] for f in found), found
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    course = make_course(tmp_path)
+    lesson = course / "I/1-first/lessons/intro.md"
+    lesson.unlink()
+    os.mkfifo(lesson)
+    found = [(d.code, d.path) for d in load_course(course, tmp_path).diagnostics]
+    assert found == [("CK109", "course/I/1-first/chapter.yaml")]  # listed, not a file
+    # and read directly (a file swapped for a fifo after the listing): refused, not opened
+    with pytest.raises(LoadError, match="not a regular file"):
+        read_text(lesson, RealFolders(course))
+
+
+def test_cached_positions_are_found_without_unpacking_the_table() -> None:
+    text = 'a: 1\nb:\n  - x\n  - {c: 2.5}\n\'0\': [7]\n"t\\tab\\n\\"q": {deep: [[1, 2]]}\n'
+    store = MemoryStore()
+    cached_parse(store, text, "f.yaml", 2)
+    data, source = cached_parse(store, text, "g.yaml", 2)
+    fresh_data, fresh = parse_yaml(text, "g.yaml", 2)
+    assert isinstance(source, PackedSource) and source.at is not None
+    assert data == fresh_data
+    for path in [*fresh.values, ("b", 9), ("nowhere", "x"), ("0", 0, 3)]:
+        assert source.value_at(path) == fresh.value_at(path), path
+    for path in [*fresh.keys, ("b", 0)]:
+        assert source.key_at(path) == fresh.key_at(path), path
+    assert source.at is not None  # located without building the tables
+    assert (source.values, source.keys) == (fresh.values, fresh.keys)  # and unpacked whole
+    assert source.value_at(("b", 1, "c")) == fresh.value_at(("b", 1, "c"))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [["not json", "x"], ['\n["a"]\tX\t2\n', ""], ['\n["a"\t1\n', "\n[[\t1\t1\n"], "[1, 2]"],
+)
+def test_damaged_cached_positions_fall_back_to_the_document(damage: object) -> None:
+    store = MemoryStore()
+    text = "a: 1\n"
+    cached_parse(store, text, "f.yaml")
+    key = next(iter(store._data))
+    store._data[key] = {"data": {"a": 1}, "at": damage}
+    data, source = cached_parse(store, text, "f.yaml")
+    assert data == {"a": 1}
+    assert source.value_at(("a",)).line >= 1  # no exception: the top of the file at worst
+    assert source.key_at(("a",)).line >= 1
+    assert isinstance(source.values, dict)
+
+
+def test_a_clean_load_from_the_cache_decodes_no_positions(tmp_path: Path) -> None:
+    course = _course(tmp_path, 3)
+    store = MemoryStore()
+    load_course(course, tmp_path, store)
+    result = load_course(course, tmp_path, store)
+    assert result.diagnostics == []
+    chapter = result.course.chapters["I.1"]
+    sources = [chapter.manifest._source, *(x.meta._source for x in chapter.lessons.values())]
+    assert all(isinstance(s, PackedSource) and s.at is not None for s in sources)
+    # and a message still lands where the fresh parse says
+    assert chapter.manifest.loc("items", 0, "lesson").column == 13
+
+
+def test_equal_models_compare_their_packed_sources_without_unpacking() -> None:
+    """pydantic compares private attributes, so `model == model` compares the sources."""
+    store = MemoryStore()
+    text = "a: 1\nb: [2]\n"
+    cached_parse(store, text, "f.yaml")
+    _, one = cached_parse(store, text, "f.yaml")
+    _, two = cached_parse(store, text, "f.yaml")
+    _, elsewhere = cached_parse(store, text, "g.yaml")
+    assert one == two and one != elsewhere
+    assert isinstance(one, PackedSource) and one.at is not None and two.at is not None
+    assert one == parse_yaml(text, "f.yaml")[1]  # a fresh source: compared table by table
