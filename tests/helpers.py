@@ -51,6 +51,9 @@ def line_of(path: Path, needle: str) -> int:
     raise AssertionError(f"{needle!r} not found in {path}")
 
 
+VERDICTS: dict[tuple[str, str], Any] = {}  # this test process's sympy verdicts, by key
+
+
 class SharedVerdicts(MemoryStore):
     """Sympy verdicts shared by every in-process check of one test process; all else per run.
 
@@ -62,9 +65,9 @@ class SharedVerdicts(MemoryStore):
 
     SHARED = frozenset({"sympy", "sympy-displays"})
 
-    def __init__(self, kept: dict[tuple[str, str], Any]) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self._kept = kept
+        self._kept = VERDICTS
 
     def get(self, namespace: str, key: str) -> Any | None:
         if namespace in self.SHARED and (namespace, key) in self._kept:
@@ -77,9 +80,6 @@ class SharedVerdicts(MemoryStore):
         super().put(namespace, key, value)
 
 
-VERDICTS: dict[tuple[str, str], Any] = {}
-
-
 def run_check(
     course_dir: Path,
     paths: Sequence[str] = (),
@@ -90,7 +90,7 @@ def run_check(
 
     Unless `fresh`, sympy verdicts come from this process's earlier checks of the same maths."""
     project = find_project(course_dir, course_dir)
-    store = MemoryStore() if fresh else SharedVerdicts(VERDICTS)
+    store = MemoryStore() if fresh else SharedVerdicts()
     opts = Options(**{"exec": False, **(options or {})})
     return check(project, paths, options=opts, store=store).diagnostics
 

@@ -21,6 +21,7 @@ from coursekit.project import Project, find_project
 from coursekit.rules import REGISTRY, Context, Finding
 from coursekit.rules.facts import FACTS
 from coursekit.store import MemoryStore
+from helpers import SharedVerdicts
 
 BUNDLED = Path(__file__).resolve().parent.parent / "course"
 OPTIONS = Options(exec=False, formulas=False)  # the verdict families are not per-chapter yet
@@ -290,25 +291,12 @@ def test_a_link_into_another_chapter_follows_that_chapters_summary(
 # The verdict families (CK80x-CK824, CK814-CK822) per chapter, formulas on ------------------------
 
 FORMULAS = Options(exec=False, formulas=True)
-VERDICT_SPACES = ("sympy", "sympy-displays")
-_VERDICTS = JsonStore()  # sympy's verdicts on the bundled lessons, shared by the tests below
 LESSON = "II/2-from-recurrence-to-attention/lessons/counting-multiplications.md"
 
 
-class VerdictStore(JsonStore):
-    """A fresh store for rule results whose sympy verdicts are shared across tests (each test
-    still starts with nothing kept per chapter; only the slow sympy work is not repeated)."""
-
-    def get(self, namespace: str, key: str) -> Any | None:
-        if namespace in VERDICT_SPACES:
-            return _VERDICTS.get(namespace, key)
-        return super().get(namespace, key)
-
-    def put(self, namespace: str, key: str, value: Any) -> None:
-        if namespace in VERDICT_SPACES:
-            _VERDICTS.put(namespace, key, value)
-        else:
-            super().put(namespace, key, value)
+class VerdictStore(SharedVerdicts, JsonStore):
+    """A fresh store for rule results (through JSON, as on disk) whose sympy verdicts are shared
+    across tests: each test starts with nothing kept per chapter, without the sympy work."""
 
 
 def _with_formulas(course: Path, store: MemoryStore | None = None) -> list[Diagnostic]:

@@ -24,13 +24,7 @@ from typing import Any
 
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.rules import Context, Rule
-from coursekit.rules.facts import (
-    chapter_digest,
-    chapter_files,
-    chapter_key,
-    digest,
-    unsteady_chapters,
-)
+from coursekit.rules.facts import chapter_files, chapter_key, digest, unsteady_chapters
 
 NAMESPACE = "rules"
 FORMAT = 1  # bump when an entry's shape changes
@@ -117,16 +111,14 @@ class _Plan:
         old = ctx.store.get(NAMESPACE, state_key(ctx))
         old = old if isinstance(old, dict) else {}
         course = ctx.course
+        by_facts = {r.per_chapter or () for r in rules}  # rules reading the same facts
         for chapter_id, chapter in course.chapters.items():
-            files = chapter_files(course, chapter)
-            for path in files:
+            for path in chapter_files(course, chapter):
                 self.owner[path] = chapter_id if path not in self.owner else None
-            chapter_digest(course, chapter, files)
             stored = old.get(chapter_id)
             stored = stored if isinstance(stored, dict) else {}
             self.keys[chapter_id] = {}
             self.kept[chapter_id] = {}
-            by_facts = {r.per_chapter or () for r in rules}  # rules reading the same facts
             keys = {read: chapter_key(course, chapter, read) for read in by_facts}
             for rule in rules:
                 key = keys[rule.per_chapter or ()]

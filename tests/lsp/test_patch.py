@@ -15,7 +15,7 @@ from coursekit.lsp import state as state_module
 from coursekit.lsp.state import CourseState
 from coursekit.options import Options
 from coursekit.project import find_project
-from coursekit.store import MemoryStore
+from helpers import SharedVerdicts
 
 BUNDLED = Path(__file__).resolve().parents[2] / "course"
 LESSON = "II/2-from-recurrence-to-attention/lessons/counting-multiplications.md"
@@ -41,36 +41,38 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return counted
 
 
-# sympy's verdicts, kept by content: shared, so that each test does not verify the course again
-VERDICTS = MemoryStore()
 NO_PROGRAMS = Options(exec=False)  # a keystroke runs no program (they run on save)
 
 
-class FreshRules(MemoryStore):
-    """Nothing kept but sympy's verdicts: what a check from nothing reports, without the wait."""
-
-    def get(self, namespace: str, key: str) -> Any | None:
-        return VERDICTS.get(namespace, key) if namespace.startswith("sympy") else None
-
-
 def _state(root: Path) -> CourseState:
-    return CourseState(find_project(root), store=VERDICTS)
+    # sympy's verdicts are shared by key (helpers.SharedVerdicts): each test starts with no
+    # rule result kept, and does not verify the course again
+    return CourseState(find_project(root), store=SharedVerdicts())
+
+
+def _opened(root: Path) -> tuple[CourseState, Path, str]:
+    """A state that has checked the course once with the lesson open as it is on disk."""
+    state = _state(root)
+    lesson = root / "course" / LESSON
+    text = lesson.read_text(encoding="utf-8")
+    state.open(lesson, text)
+    state.analyse()
+    return state, lesson, text
 
 
 def _same_as_check(state: CourseState, root: Path) -> None:
     fresh = check(
-        find_project(root), options=NO_PROGRAMS, store=FreshRules(), overlays=dict(state.buffers)
+        find_project(root),
+        options=NO_PROGRAMS,
+        store=SharedVerdicts(),
+        overlays=dict(state.buffers),
     )
     assert state.snapshot is not None
     assert state.snapshot.result.diagnostics == fresh.diagnostics
 
 
 def test_keystrokes_in_a_lesson_patch_it_in_without_loading(root: Path, loads: list[int]) -> None:
-    state = _state(root)
-    lesson = root / "course" / LESSON
-    text = lesson.read_text(encoding="utf-8")
-    state.open(lesson, text)
-    state.analyse()
+    state, lesson, text = _opened(root)
     assert len(loads) == 1
     broken = text.replace("(lesson:II.2/goodbye-to-recurrence)", "(lesson:II.2/goodbye)")
     assert broken != text
@@ -84,11 +86,7 @@ def test_keystrokes_in_a_lesson_patch_it_in_without_loading(root: Path, loads: l
 
 
 def test_a_lesson_that_no_longer_parses_is_loaded_again(root: Path, loads: list[int]) -> None:
-    state = _state(root)
-    lesson = root / "course" / LESSON
-    text = lesson.read_text(encoding="utf-8")
-    state.open(lesson, text)
-    state.analyse()
+    state, lesson, text = _opened(root)
     state.open(lesson, text.replace("reading_time: ", "reading_time: [", 1))
     state.analyse()
     assert len(loads) == 2  # the loader reports why it does not load
@@ -102,11 +100,7 @@ def test_a_lesson_that_no_longer_parses_is_loaded_again(root: Path, loads: list[
 def test_a_file_added_or_changed_on_disk_loads_the_course_again(
     root: Path, loads: list[int]
 ) -> None:
-    state = _state(root)
-    lesson = root / "course" / LESSON
-    text = lesson.read_text(encoding="utf-8")
-    state.open(lesson, text)
-    state.analyse()
+    state, lesson, text = _opened(root)
     stray = lesson.parent / "a-stray-lesson.md"
     stray.write_text("---\ntitle: Stray\nstrand: basics\n---\nText.\n", encoding="utf-8")
     state.open(lesson, text + "\nA sentence.\n")

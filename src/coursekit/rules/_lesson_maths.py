@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from coursekit.markdown import scan
 from coursekit.markdown.numbers import is_order
-from coursekit.model.tree import Chapter, Course, Lesson
+from coursekit.model.tree import Course, Lesson
 from coursekit.rules import _assume, _shapes
 from coursekit.rules._programs import start_early
 from coursekit.rules.base import Context
@@ -92,7 +91,9 @@ def lesson_maths(ctx: Context) -> list[LessonMaths]:
     chapters = list(ctx.chapters())
     missing = [c for c in chapters if (NAMESPACE, c.id) not in derived]
     if missing:
-        planned = [p for c in missing for p in map(partial(_plan_lesson, ctx), _lessons(c)) if p]
+        planned = [
+            p for c in missing for p in map(partial(_plan_lesson, ctx), c.lessons.values()) if p
+        ]
         todo = [p for p in planned if not p.cached]
         if todo:  # the program servers start meanwhile, rather than after the sympy work
             start_early(ctx)
@@ -115,10 +116,6 @@ def known_maths(ctx: Context, lesson: Lesson) -> LessonMaths | None:
     when the store has none (nothing is verified here)."""
     planned = _plan_lesson(ctx, lesson)
     return planned.maths if planned is not None and planned.cached else None
-
-
-def _lessons(chapter: Chapter) -> Iterator[Lesson]:
-    yield from chapter.lessons.values()
 
 
 @dataclass

@@ -85,17 +85,16 @@ def _listed(chapter: Chapter) -> set[str]:
     return listed
 
 
-def chapter_digest(course: Course, chapter: Chapter, files: Sequence[str] | None = None) -> str:
+def chapter_digest(course: Course, chapter: Chapter) -> str:
     """What the chapter is made of: its id and book, each file's text, which assets exist."""
 
     def compute() -> str:
-        listed = chapter_files(course, chapter) if files is None else files
         return digest(
             [
                 chapter.id,
                 chapter.book_id,
                 chapter.dir,
-                [[path, _text_digest(course, path)] for path in listed],
+                [[path, _text_digest(course, path)] for path in chapter_files(course, chapter)],
                 sorted(chapter.assets),
             ]
         )
@@ -280,6 +279,10 @@ def notation_tables(course: Course, chapter: Chapter) -> str:
 
     return course.derive((*_MANIFESTS, "notation_tables"), compute)
 
+
+# The notation a chapter's lessons inherit (assumptions and shapes): course.yaml's table and
+# the linked apparatus entries'. What a lesson's maths means reads these besides its own files.
+INHERITED_NOTATION = ("course_notation", "apparatus_linked")
 
 FACTS: dict[str, Fact] = {
     "apparatus_linked": apparatus_linked,

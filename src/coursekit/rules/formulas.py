@@ -21,11 +21,12 @@ from coursekit.rules import _assume, _shapes
 from coursekit.rules._lesson_maths import NAMESPACE, LessonMaths, lesson_maths, scan_body
 from coursekit.rules._maths_where import claim_loc, subject_name, value_loc, verdict_loc
 from coursekit.rules.base import Context, Finding, rule
+from coursekit.rules.facts import INHERITED_NOTATION
 from coursekit.rules.outcomes import maths_outcome
 
-# What a lesson's verdicts read besides its chapter's files: the notation tables it inherits
-# (assumptions and shapes: course.yaml's and the linked apparatus entries').
-NOTATION = ("course_notation", "apparatus_linked")
+# A chapter's findings read its own files and the notation its lessons inherit (assumptions,
+# shapes), which sympy's judgements depend on.
+NOTATION = INHERITED_NOTATION
 
 # Re-exported: the LSP reads NAMESPACE, tests read scan_body and LessonMaths from here.
 __all__ = ["NAMESPACE", "LessonMaths", "claim_loc", "lesson_maths", "scan_body", "value_loc"]

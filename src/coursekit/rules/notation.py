@@ -27,6 +27,7 @@ from coursekit.rules._broken import book0_did_not_load, chapter_incomplete
 from coursekit.rules._texts import Text, chapter_texts
 from coursekit.rules.apparatus import book0_paths
 from coursekit.rules.base import Context, Finding, rule
+from coursekit.rules.facts import INHERITED_NOTATION
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +218,7 @@ def _suggest(use: SymbolUse, scope: Scope) -> str:
     "CK203",
     "symbol-unused",
     Severity.WARNING,
-    per_chapter=("course_notation", "apparatus_linked"),
+    per_chapter=INHERITED_NOTATION,
 )
 def symbol_unused(ctx: Context) -> Iterator[Finding]:
     """A chapter declares a symbol that none of its maths uses.
@@ -256,7 +257,7 @@ def symbol_unused(ctx: Context) -> Iterator[Finding]:
 @rule(
     "CK204",
     "symbol-undeclared",
-    per_chapter=("course_notation", "apparatus_linked", "book0_loaded"),
+    per_chapter=(*INHERITED_NOTATION, "book0_loaded"),
 )
 def symbol_undeclared(ctx: Context) -> Iterator[Finding]:
     """The maths of a chapter uses a symbol that no table in its scope declares.

@@ -20,10 +20,11 @@ from collections.abc import Iterator
 from coursekit.diagnostics import Severity
 from coursekit.rules._displays import settled
 from coursekit.rules.base import Context, Finding, rule
+from coursekit.rules.facts import INHERITED_NOTATION
 
-# A chapter's account reads its own files; sympy's judgement of an identity in symbols also
-# reads the notation tables the lesson inherits (its assumptions).
-NOTATION = ("course_notation", "apparatus_linked")
+# A chapter's findings read its own files and the notation its lessons inherit (assumptions,
+# shapes), which sympy's judgements depend on.
+NOTATION = INHERITED_NOTATION
 
 
 def _report(ctx: Context, code: str) -> Iterator[Finding]:
