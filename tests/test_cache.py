@@ -355,3 +355,33 @@ def test_a_tree_with_a_symlink_is_never_replayed(project: Path) -> None:
         cache.RunCache.for_check(proj, [], "json", False, Options(exec=True, jobs=2)).lookup()
         is None
     )
+
+
+@pytest.mark.parametrize("racy", [True, False])
+def test_an_edit_during_the_run_is_not_stored_under_the_old_key(
+    project: Path, monkeypatch: pytest.MonkeyPatch, racy: bool
+) -> None:
+    """The run read one tree, the author saved another before it ended: the output belongs to
+    neither key, so it must not be replayed. With `racy` the edit keeps the file's size and
+    mtime (a same-tick save): only its content says it changed."""
+    if not racy:
+        monkeypatch.setattr(cache_tree, "RACY_NS", -(10**18))
+    runs = Runs(project)
+    runs.check()
+    chapter = project / CHAPTER / "chapter.yaml"
+    record = cache.RunCache.record
+
+    def edit_then_record(self: cache.RunCache, output: str, code: int) -> bool:
+        stat = chapter.stat()
+        _edit(chapter, "maturity: M2", "maturity: M9")
+        os.utime(chapter, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        stored = record(self, output, code)
+        assert not stored
+        return stored
+
+    lesson = project / CHAPTER / "lessons/model-width.md"
+    _edit(lesson, "The next step is in", "The next step iz in")  # a miss: the run runs
+    monkeypatch.setattr(cache.RunCache, "record", edit_then_record)
+    runs.check()
+    monkeypatch.undo()
+    assert runs.check() == runs.check("--no-cache")  # the edit is seen, not the stale run

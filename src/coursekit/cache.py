@@ -241,19 +241,23 @@ class RunCache:
         content = tree.compute()
         if content is None:
             return None, tree
+        return self._key(content, len(tree.files)), tree
+
+    def _key(self, content: str, files: int) -> str:
+        """The run's key: the tree's digest and everything else its output depends on."""
         config_bytes = b""
         with contextlib.suppress(OSError):
             config_bytes = (self.project_root / "pyproject.toml").read_bytes()
         parts = {
             "tree": content,
-            "files": len(tree.files),
+            "files": files,
             "pyproject": sha256(config_bytes),
             "settings": self.settings,
             "root": str(self.project_root),
             "course": str(self.course_dir),
             "env": dict(self._env) if self._env is not None else environment(),
         }
-        return sha256(json.dumps(parts, sort_keys=True, default=repr)), tree
+        return sha256(json.dumps(parts, sort_keys=True, default=repr))
 
     def _entry_path(self, key: str) -> Path:
         return self.root / FORMAT / "runs" / f"{key}.json"
@@ -276,8 +280,9 @@ class RunCache:
     def record(self, output: str, code: int) -> bool:
         if self.key is None or self.tree is None:
             return False
-        after, tree = self._digest()
-        if after != self.key:
+        tree = self.tree
+        again = tree.recheck()  # a stat per file: only what changed since lookup is read
+        if again is None or self._key(again, len(tree.files)) != self.key:
             return False  # something changed while the run was reading it
         try:
             _prepare(self.root)

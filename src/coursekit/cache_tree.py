@@ -48,8 +48,12 @@ class TreeDigest:
         self.safe = True  # False: the tree holds something the digest cannot vouch for
         self.changed = False  # the stat table needs writing back
 
-    def compute(self) -> str | None:
-        table = _read_json(self.table_path)
+    def compute(self, table: Any = None) -> str | None:
+        """The digest of the tree, or None when it holds something the digest cannot vouch for.
+
+        `table` (a stat table as `save` writes it) stands in for the one on disk."""
+        if table is None:
+            table = _read_json(self.table_path)
         written = 0
         known: dict[str, list[Any]] = {}
         if (
@@ -93,6 +97,13 @@ class TreeDigest:
         listing = [f"{rel}\0{digest}" for rel, digest in self.files.items()]
         listing += [f"{rel}/\0folder" for rel in self.folders]
         return sha256("\n".join(sorted(listing)))
+
+    def recheck(self) -> str | None:
+        """The digest again, taking the stamps `compute` saw as the table: a file whose stamp is
+        unchanged and was not racily clean then is not read again, so a run can confirm the
+        tree it read did not change meanwhile for a stat per file."""
+        again = TreeDigest(self.course_dir, self.table_path)
+        return again.compute({"written_ns": self._now, "files": self._fresh})
 
     def save(self) -> None:
         """Write the stat table back (only what compute() saw), stamped with when it was read."""
