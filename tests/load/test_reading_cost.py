@@ -142,7 +142,7 @@ def test_a_clean_load_from_the_cache_decodes_no_positions(tmp_path: Path) -> Non
     result = load_course(course, tmp_path, store)
     assert result.diagnostics == []
     chapter = result.course.chapters["I.1"]
-    sources = [chapter.manifest._source, *(x.meta._source for x in chapter.lessons.values())]
+    sources = [chapter.manifest.located_in, *(x.meta.located_in for x in chapter.lessons.values())]
     assert all(isinstance(s, PackedSource) and s.at is not None for s in sources)
     # and a message still lands where the fresh parse says
     assert chapter.manifest.loc("items", 0, "lesson").column == 13
