@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -359,8 +361,31 @@ def load_course(
     course_dir = course_dir.absolute()
     root = (project_root or course_dir.parent).absolute()
     loader = _Loader(course_dir, root, store, overlays, models)
-    course = loader.load()
+    with long_lived():
+        course = loader.load()
     if models is not None:
         models.clear()
         models.update(loader.used)
     return LoadResult(course=course, diagnostics=loader.diagnostics)
+
+
+@contextmanager
+def long_lived() -> Iterator[None]:
+    """Build objects that live as long as the run without the cycle collector watching.
+
+    A load makes some ten objects per line of YAML and no garbage cycles; each full collection
+    walks every live object, so at 1,000 chapters the collector ran about fifteen times and
+    doubled the load (2.2 s -> 1.2 s without it). Afterwards the loaded objects are frozen
+    (`gc.freeze`): later collections skip them. Frozen objects are still freed by reference
+    counting, and a second load first unfreezes the first's (a long-running server reloads),
+    so a cycle among them is collected in time.
+    """
+    gc.unfreeze()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
