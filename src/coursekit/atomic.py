@@ -20,6 +20,7 @@ import signal
 import stat
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 _DELAY_ENV = "COURSEKIT_TEST_WRITE_DELAY"
@@ -49,6 +50,24 @@ def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
     if durable:
         fsync_dir(folder)
         boundary()
+
+
+def atomic_write_chunks(path: Path, chunks: Iterable[bytes]) -> None:
+    """Replace (or create) `path` with the chunks' bytes, atomically, never holding them all:
+    a cache's large files (not fsynced: a lost one is only a miss)."""
+    mode = mode_of(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -132,9 +132,14 @@ def _chunks(value: Any, spread: int) -> Iterator[bytes]:
 
 
 def _write_json(path: Path, value: Any, spread: int = 0) -> bool:
-    """Write `value` as JSON (see `_chunks` for `spread`); False when it could not be."""
+    """Write `value` as JSON, streamed (see `_chunks` for `spread`); False when it could not be."""
+    from coursekit.atomic import atomic_write_chunks  # only writers pay for tempfile
+
     try:
-        atomic_write(path, b"".join(_chunks(value, spread)))
+        if not inside_cache(path):
+            return False  # the cache folder is reached through a symbolic link
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_chunks(path, _chunks(value, spread))
     except (OSError, TypeError, ValueError, RecursionError):
         return False
     return True

@@ -78,16 +78,16 @@ class TreeDigest:
                 and isinstance(old[5], str)
                 and not racy
             ):
-                digest = old[5]
+                row = old  # the same row: a large tree's table is not held twice
             else:
                 try:
-                    digest = file_digest(self.course_dir / rel, st)
+                    row = [*stamp, file_digest(self.course_dir / rel, st)]
                 except OSError:
                     self.safe = False
                     return None
                 self.changed = True
-            self.files[rel] = digest
-            fresh[rel] = [*stamp, digest]
+            self.files[rel] = row[5]
+            fresh[rel] = row
         if not self.safe:  # the walk stopped early: a link, a device, an unreadable folder
             return None
         if set(fresh) != set(known):
