@@ -78,7 +78,11 @@ def verify_documents(
     if jobs and isolate:
         from coursekit.verify.symbolic import sympy_module
 
-        warm(sympy_module())  # once here, so every forked worker starts warm
+        sympy = sympy_module()  # imported once here, before the workers fork
+        if len(jobs) > max(1, workers):
+            # Warm (its first simplify and solve load much lazily) only where a worker will
+            # run several jobs: a one-claim edit would pay for machinery it never uses.
+            warm(sympy)
         ran = run_isolated(jobs, timeout, memory_mb=memory_mb, workers=workers)
     else:
         ran = run_inline(jobs, timeout)
