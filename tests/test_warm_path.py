@@ -242,7 +242,10 @@ def settled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     copy = projects["a coursekit module edited"]
     shutil.copytree(Path(warm.__file__).parent, copy / "pkg/coursekit")
     envs = {name: ENV for name in projects} | {"a coursekit module edited": _package_env(copy)}
-    runs = {"clean": [(), ("--format", "json")], "broken": [(), ("--format", "json")]}
+    runs = {
+        "clean": [(), ("--format", "json")],
+        "broken": [(), ("--format", "json"), ("--exit-zero",)],
+    }
     jobs = [(name, args) for name in projects for args in runs.get(name, [()])]
     # the runs that fill the whole-run cache, all at once (their records would be racy)
     _finish([_start(projects[name], args, envs[name]) for name, args in jobs])
@@ -357,16 +360,17 @@ def test_a_damaged_record_is_a_silent_miss(settled: dict[str, Path], damage: str
 
 
 @pytest.mark.parametrize(
-    ("name", "args"),
+    ("name", "args", "code"),
     [
-        ("clean", ()),
-        ("clean", ("--format", "json")),
-        ("broken", ()),
-        ("broken", ("--format", "json")),
+        ("clean", (), 0),
+        ("clean", ("--format", "json"), 0),
+        ("broken", (), 1),
+        ("broken", ("--format", "json"), 1),
+        ("broken", ("--exit-zero",), 0),
     ],
 )
 def test_a_replay_prints_the_cold_bytes_and_imports_no_command_line(
-    settled: dict[str, Path], name: str, args: tuple[str, ...]
+    settled: dict[str, Path], name: str, args: tuple[str, ...], code: int
 ) -> None:
     root = settled[name]
     hit = _ck(root, *args)
@@ -374,7 +378,7 @@ def test_a_replay_prints_the_cold_bytes_and_imports_no_command_line(
     assert not _heavy(_imported(hit.stderr), (*HEAVY, *WRITER, *CLI, "pydantic", "tomllib"))
     cold = _ck(root, *args, "--no-cache", importtime=False)
     assert (hit.stdout, hit.returncode) == (cold.stdout, cold.returncode)
-    assert hit.returncode == (1 if name == "broken" else 0)
+    assert hit.returncode == code
 
 
 def test_a_racy_tree_writes_no_record(tiny_course: Path) -> None:
@@ -461,3 +465,16 @@ def test_stamps_see_absence_and_type(tmp_path: Path) -> None:
     target.unlink()
     target.mkdir()
     assert warm.stamps([bytes(target)]) not in (as_file, first)
+
+
+def test_a_record_behind_a_symbolic_link_is_not_read(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / warm.FOLDER).mkdir(parents=True)
+    (real / warm.FOLDER / "r.rec").write_bytes(b"record")
+    assert warm._read(str(real), "r.rec") == b"record"
+    linked = tmp_path / "linked"
+    (linked / CACHE_DIR).mkdir(parents=True)
+    (linked / CACHE_DIR / FORMAT).symlink_to(real / CACHE_DIR / FORMAT)
+    assert warm._read(str(linked), "r.rec") is None
+    (real / warm.FOLDER / "l.rec").symlink_to(real / warm.FOLDER / "r.rec")
+    assert warm._read(str(real), "l.rec") is None

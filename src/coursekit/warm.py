@@ -175,14 +175,8 @@ def lookup() -> tuple[str, int] | None:
     key = key_material()
     name = record_name(key)
     for folder in candidates(argv, os.getcwd()):
-        try:
-            with open(os.path.join(folder, FOLDER, name), "rb") as handle:
-                if os.fstat(handle.fileno()).st_size > MAX_RECORD_BYTES:
-                    continue  # not a record of ours
-                data = handle.read()
-        except OSError:
-            continue
-        fields = decode(data)
+        data = _read(folder, name)
+        fields = decode(data) if data is not None else None
         if fields is None or fields[0] != key:
             continue
         _, paths, blob, output, code = fields
@@ -193,6 +187,28 @@ def lookup() -> tuple[str, int] | None:
             return output, code
         return None  # this command line's record, and something it watches changed
     return None
+
+
+def _read(project: str, name: str) -> bytes | None:
+    """The record `name` under `project`'s cache, reached without a symbolic link (as the cache
+    is used: coursekit.cache_files.inside_cache), or None."""
+    folder = project
+    for part in FOLDER.split(os.sep):
+        folder = os.path.join(folder, part)
+        try:
+            if os.lstat(folder).st_mode & 0o170000 != 0o040000:  # not a folder (a link, a file)
+                return None
+        except OSError:
+            return None
+    try:
+        fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with open(fd, "rb") as handle:
+        st = os.fstat(fd)
+        if st.st_mode & 0o170000 != 0o100000 or st.st_size > MAX_RECORD_BYTES:
+            return None  # not a record of ours
+        return handle.read()
 
 
 def replay() -> None:
