@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -110,11 +111,12 @@ def test_the_journal_file_name_is_the_one_the_warm_path_looks_for(tmp_path: Path
 # The fast path (coursekit.warm): a record replayed before the command line is imported --------
 #
 # A record is written only when nothing it watches changed within cache_tree.RACY_NS (2 s), so
-# the projects below are built once per module (per xdist worker), left to settle once, and
-# each table row changes its own project. The environment is part of a record's key: the
-# subprocesses get a fixed one (pytest rewrites PYTEST_CURRENT_TEST between phases).
+# the projects below are built once per session (shared by the xdist workers), left to settle
+# once, and each table row changes its own project. The environment is part of a record's key: the
+# subprocesses get a fixed one (pytest rewrites PYTEST_CURRENT_TEST between phases, and each
+# xdist worker has its own PYTEST_XDIST_WORKER).
 
-ENV = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+ENV = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
 CLI = ("coursekit.cli", "click")  # what a replay never imports
 
 
@@ -230,14 +232,14 @@ def _finish(children: list[subprocess.Popen[str]]) -> list[tuple[str, int]]:
     return [(child.communicate(timeout=300)[0], child.returncode) for child in children]
 
 
-@pytest.fixture(scope="module")
-def settled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def _settle(base: Path) -> dict[str, Path]:
     """Projects whose every watched stamp is older than RACY_NS, each with its record written."""
-    base = tmp_path_factory.mktemp("warm")
-    projects = {name: _project(base / f"p{i}") for i, name in enumerate(TREE_CHANGES)}
-    projects["broken"] = _project(base / "broken", broken=True)
-    projects["clean"] = _project(base / "clean")
-    projects["damaged"] = _project(base / "damaged", broken=True)
+    base.mkdir(exist_ok=True)
+    names = [*TREE_CHANGES, "broken", "clean", *(f"damaged: {d}" for d in DAMAGE)]
+    projects = {
+        name: _project(base / f"p{i}", broken=name == "broken" or name.startswith("damaged"))
+        for i, name in enumerate(names)
+    }
     # a copy of coursekit itself (with its bytecode), so editing one of its modules is honest
     copy = projects["a coursekit module edited"]
     shutil.copytree(Path(warm.__file__).parent, copy / "pkg/coursekit")
@@ -260,6 +262,23 @@ def settled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name, root in projects.items():
         assert _records(root), f"{name}: no record was written for a settled project"
     return projects
+
+
+@pytest.fixture(scope="session")
+def settled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """`_settle`'s projects, built once per session: the first xdist worker builds them under a
+    lock, the others wait and share them (each test changes only its own project)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return _settle(tmp_path_factory.mktemp("warm"))
+    shared = tmp_path_factory.getbasetemp().parent  # this session's, common to its workers
+    with open(shared / "warm-settled.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        index = shared / "warm-settled.json"
+        if index.is_file():
+            return {name: Path(path) for name, path in json.loads(index.read_text()).items()}
+        projects = _settle(shared / "warm-settled")
+        index.write_text(json.dumps({name: str(path) for name, path in projects.items()}))
+        return projects
 
 
 @pytest.mark.parametrize("change", list(TREE_CHANGES))
@@ -342,7 +361,7 @@ DAMAGE = {
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_a_damaged_record_is_a_silent_miss(settled: dict[str, Path], damage: str) -> None:
-    root = settled["damaged"]
+    root = settled[f"damaged: {damage}"]
     (record,) = _records(root)
     good = record.read_bytes()
     assert warm.decode(good) is not None
