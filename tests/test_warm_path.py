@@ -497,3 +497,28 @@ def test_a_record_behind_a_symbolic_link_is_not_read(tmp_path: Path) -> None:
     assert warm._read(str(linked), "r.rec") is None
     (real / warm.FOLDER / "l.rec").symlink_to(real / warm.FOLDER / "r.rec")
     assert warm._read(str(real), "l.rec") is None
+
+
+def test_a_symbolic_link_in_what_is_watched_writes_no_record(tiny_course: Path) -> None:
+    from coursekit import cache_warm
+
+    root = tiny_course.parent
+    watched = cache_warm.watched_paths(root, tiny_course, True, [])
+    assert bytes(tiny_course / "I/1-first/lessons/intro.md") in watched
+    (tiny_course / "I/link.md").symlink_to(tiny_course / "I/1-first/lessons/intro.md")
+    with pytest.raises(cache_warm.Unwatchable):
+        cache_warm.watched_paths(root, tiny_course, True, [])
+    (tiny_course / "I/link.md").unlink()
+    (root / "elsewhere").symlink_to(tiny_course)
+    with pytest.raises(cache_warm.Unwatchable):  # the course reached through a link
+        cache_warm.watched_paths(root, root / "elsewhere", True, [])
+
+
+def test_racy_is_any_stamp_within_racy_ns_of_the_record() -> None:
+    from coursekit.cache_warm import racy
+
+    now = 10 * RACY_NS
+    old = [0o100644, now - RACY_NS - 1, now - RACY_NS - 1, 1, 2, 3]
+    assert not racy(old + list(warm.ABSENT), now)
+    assert racy([*old, 0o100644, now - RACY_NS - 1, now - 5, 1, 2, 3], now)  # ctime alone
+    assert racy([*old, 0o040755, now - 5, now - RACY_NS - 1, 1, 2, 3], now)  # mtime alone

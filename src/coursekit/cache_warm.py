@@ -65,9 +65,11 @@ class Recorder:
             watched = watched_paths(
                 self.project.root, self.project.course_dir, self.explicit_course, self.paths
             )
-        except (Unwatchable, OSError):
+            return save(self.project.root, watched, output, final)
+        except (Unwatchable, OSError, ValueError):
+            # a path os.lstat refuses (a NUL in it), a value marshal cannot hold: no record,
+            # and the run's own output and exit code stand
             return False
-        return save(self.project.root, watched, output, final)
 
 
 def save(root: Path, watched: list[bytes], output: str, code: int, now_ns: int = 0) -> bool:
