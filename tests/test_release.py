@@ -31,7 +31,8 @@ def test_the_distribution_is_ours_and_the_command_stays() -> None:
     project = PYPROJECT["project"]
     assert project["name"] == DISTRIBUTION == "coursekit-lint"
     assert project["version"] == __version__
-    assert project["scripts"] == {"coursekit": "coursekit.cli:main"}
+    # the command is `coursekit`; it enters the warm path first (coursekit.__main__), then cli
+    assert project["scripts"] == {"coursekit": "coursekit.__main__:main"}
     assert project["urls"]["Homepage"] == HOMEPAGE
 
 

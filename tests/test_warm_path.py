@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
+import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from conftest import make_course
+from coursekit import warm
+from coursekit.cache_files import CACHE_DIR, FORMAT
+from coursekit.cache_tree import RACY_NS
 
 # The language server's libraries: `coursekit lsp` alone pays for them, never `check`.
 LSP = ("pygls", "lsprotocol", "cattrs", "coursekit.lsp")
@@ -95,3 +106,419 @@ def test_the_journal_file_name_is_the_one_the_warm_path_looks_for(tmp_path: Path
     from coursekit.cache_files import CACHE_DIR
 
     assert journal.journal_path(tmp_path) == tmp_path / CACHE_DIR / "journal.json"
+
+
+# The fast path (coursekit.warm): a record replayed before the command line is imported --------
+#
+# A record is written only when nothing it watches changed within cache_tree.RACY_NS (2 s), so
+# the projects below are built once per session (shared by the xdist workers), left to settle
+# once, and each table row changes its own project. The environment is part of a record's key: the
+# subprocesses get a fixed one (pytest rewrites PYTEST_CURRENT_TEST between phases, and each
+# xdist worker has its own PYTEST_XDIST_WORKER).
+
+ENV = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+CLI = ("coursekit.cli", "click")  # what a replay never imports
+
+
+def _ck(
+    root: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    importtime: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    """`check --course ROOT/course ARGS` in ROOT, the way an author runs it."""
+    command = [sys.executable, *(["-X", "importtime"] if importtime else [])]
+    command += ["-m", "coursekit", "check", "--course", str(root / "course"), *args]
+    return subprocess.run(
+        command,
+        cwd=cwd or root,
+        env=env or ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def _replayed(run: subprocess.CompletedProcess[str]) -> bool:
+    names = _imported(run.stderr)
+    assert "coursekit.warm" in names, "no import times were recorded"
+    return not _heavy(names, CLI)
+
+
+def _records(root: Path) -> list[Path]:
+    folder = root / warm.FOLDER
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def _project(root: Path, broken: bool = False) -> Path:
+    root.mkdir()
+    course = make_course(root)
+    if broken:  # an error: exit 1, and a report worth comparing
+        chapter = course / "I/1-first/chapter.yaml"
+        chapter.write_text(chapter.read_text().replace("maturity: M0", "maturity: M7"))
+    (root / "pyproject.toml").write_text("[tool.other]\nsetting = 1\n")
+    return root
+
+
+def _edit_restoring_size_and_mtime(root: Path) -> None:
+    chapter = root / "course/I/1-first/chapter.yaml"
+    before = chapter.stat()
+    text = chapter.read_text()
+    chapter.write_text(text.replace("maturity: M0", "maturity: M9"))
+    os.utime(chapter, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = chapter.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+def _add_lesson_file(root: Path) -> None:
+    (root / "course/I/1-first/lessons/stray.md").write_text(LESSON_TEXT)
+
+
+def _remove_file(root: Path) -> None:
+    (root / "course/I/1-first/lessons/intro.md").unlink()
+
+
+def _add_folder(root: Path) -> None:
+    (root / "course/I/2-second").mkdir()
+
+
+def _edit_pyproject(root: Path) -> None:
+    (root / "pyproject.toml").write_text('[tool.coursekit]\noutput-format = "json"\n')
+
+
+def _journal(root: Path) -> None:
+    document = {"version": 1, "state": "staging", "entries": [], "folders": []}
+    (root / CACHE_DIR / "journal.json").write_text(json.dumps(document))
+
+
+def _touch_module(root: Path) -> None:
+    hints = root / "pkg/coursekit/hints.py"
+    hints.write_text(hints.read_text() + "\n# edited after the record was written\n")
+
+
+LESSON_TEXT = "---\ntitle: Stray\nstrand: basics\nreading_time: 3\n---\nNot listed anywhere.\n"
+
+# this changed -> the fast path misses, and the output is the cold run's
+TREE_CHANGES: dict[str, Callable[[Path], None]] = {
+    "file edited in place, size and mtime restored": _edit_restoring_size_and_mtime,
+    "file added in a lesson folder": _add_lesson_file,
+    "file removed": _remove_file,
+    "folder added": _add_folder,
+    "pyproject.toml edited": _edit_pyproject,
+    "journal present": _journal,
+    "a coursekit module edited": _touch_module,
+}
+
+
+def _package_env(root: Path) -> dict[str, str]:
+    return {**ENV, "PYTHONPATH": str(root / "pkg")}
+
+
+def _start(root: Path, args: tuple[str, ...], env: dict[str, str]) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "coursekit", "check", "--course", str(root / "course")]
+    return subprocess.Popen(
+        [*command, *args],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def _finish(children: list[subprocess.Popen[str]]) -> list[tuple[str, int]]:
+    return [(child.communicate(timeout=300)[0], child.returncode) for child in children]
+
+
+def _settle(base: Path) -> dict[str, Path]:
+    """Projects whose every watched stamp is older than RACY_NS, each with its record written."""
+    base.mkdir(exist_ok=True)
+    names = [*TREE_CHANGES, "broken", "clean", *(f"damaged: {d}" for d in DAMAGE)]
+    projects = {
+        name: _project(base / f"p{i}", broken=name == "broken" or name.startswith("damaged"))
+        for i, name in enumerate(names)
+    }
+    # a copy of coursekit itself (with its bytecode), so editing one of its modules is honest
+    copy = projects["a coursekit module edited"]
+    shutil.copytree(Path(warm.__file__).parent, copy / "pkg/coursekit")
+    envs = {name: ENV for name in projects} | {"a coursekit module edited": _package_env(copy)}
+    runs = {
+        "clean": [(), ("--format", "json")],
+        "broken": [(), ("--format", "json"), ("--exit-zero",)],
+    }
+    jobs = [(name, args) for name in projects for args in runs.get(name, [()])]
+    # the runs that fill the whole-run cache, all at once (their records would be racy)
+    _finish([_start(projects[name], args, envs[name]) for name, args in jobs])
+    time.sleep(RACY_NS / 1e9 + 0.2)
+    # the whole-run cache hits, now long enough after every write: each writes its record
+    for (name, _), (_, code) in zip(
+        jobs,
+        _finish([_start(projects[name], args, envs[name]) for name, args in jobs]),
+        strict=True,
+    ):
+        assert code in (0, 1), name
+    for name, root in projects.items():
+        assert _records(root), f"{name}: no record was written for a settled project"
+    return projects
+
+
+@pytest.fixture(scope="session")
+def settled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """`_settle`'s projects, built once per session: the first xdist worker builds them under a
+    lock, the others wait and share them (each test changes only its own project)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return _settle(tmp_path_factory.mktemp("warm"))
+    shared = tmp_path_factory.getbasetemp().parent  # this session's, common to its workers
+    with open(shared / "warm-settled.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        index = shared / "warm-settled.json"
+        if index.is_file():
+            return {name: Path(path) for name, path in json.loads(index.read_text()).items()}
+        projects = _settle(shared / "warm-settled")
+        index.write_text(json.dumps({name: str(path) for name, path in projects.items()}))
+        return projects
+
+
+@pytest.mark.parametrize("change", list(TREE_CHANGES))
+def test_a_change_misses_and_prints_the_cold_output(settled: dict[str, Path], change: str) -> None:
+    root = settled[change]
+    env = _package_env(root) if change == "a coursekit module edited" else ENV
+    before = _ck(root, env=env)
+    assert _replayed(before), f"{change}: the settled project was not replayed"
+    TREE_CHANGES[change](root)
+    after = _ck(root, env=env)
+    assert not _replayed(after), f"{change}: replayed a stale record"
+    cold = _ck(root, "--no-cache", env=env)
+    assert (after.stdout, after.returncode) == (cold.stdout, cold.returncode)
+    if change == "journal present":
+        assert not (root / CACHE_DIR / "journal.json").exists(), "the journal was not recovered"
+
+
+def test_the_record_watches_coursekit_itself(settled: dict[str, Path]) -> None:
+    root = settled["clean"]
+    (record,) = [p for p in _records(root) if warm.decode(p.read_bytes())[0].count("json") == 0]
+    fields = warm.decode(record.read_bytes())
+    assert fields is not None
+    watched = {os.fsdecode(p) for p in fields[1]}
+    package = Path(warm.__file__).parent
+    for module in package.rglob("*.py"):
+        if "__pycache__" not in module.parts:
+            assert str(module) in watched, module
+    assert str(root / "course/I/1-first/lessons") in watched  # folders, too
+    assert str(root / CACHE_DIR / "journal.json") in watched  # absent, and must stay so
+
+
+VARIATIONS: dict[str, tuple[tuple[str, ...], dict[str, str], str]] = {
+    # name: (arguments, environment changes, working folder below the project)
+    "another format": (("--format", "sarif"), {}, ""),
+    "a path named": (("course/I/1-first/lessons/intro.md",), {}, ""),
+    "an environment variable": ((), {"GITHUB_ACTIONS": "true"}, ""),
+    "another working folder": ((), {}, "course"),
+}
+
+
+@pytest.mark.parametrize("variation", list(VARIATIONS))
+def test_another_command_line_misses(settled: dict[str, Path], variation: str) -> None:
+    root = settled["broken"]
+    args, extra, below = VARIATIONS[variation]
+    assert _replayed(_ck(root)), "the settled project was not replayed"
+    args = tuple(str(root / a) if a.startswith("course/") else a for a in args)
+    env = {**ENV, **extra}
+    varied = _ck(root, *args, env=env, cwd=root / below)
+    assert not _replayed(varied)
+    cold = _ck(root, *args, "--no-cache", env=env, cwd=root / below)
+    assert (varied.stdout, varied.returncode) == (cold.stdout, cold.returncode)
+
+
+def _truncated(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _random(data: bytes) -> bytes:
+    return os.urandom(len(data))
+
+
+def _foreign_format(data: bytes) -> bytes:
+    body = data[len(warm.MAGIC) + 8 :]
+    return b"coursekit-warm\0%d\0" % (warm.RECORD_FORMAT + 1) + data[len(warm.MAGIC) :][:8] + body
+
+
+def _flipped_output(data: bytes) -> bytes:
+    # a byte of the stored output changed, the checksum left as it was
+    index = data.index(b"M7")
+    return data[:index] + b"M8" + data[index + 2 :]
+
+
+DAMAGE = {
+    "truncated": _truncated,
+    "random bytes": _random,
+    "another format number": _foreign_format,
+    "a changed byte": _flipped_output,
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_record_is_a_silent_miss(settled: dict[str, Path], damage: str) -> None:
+    root = settled[f"damaged: {damage}"]
+    (record,) = _records(root)
+    good = record.read_bytes()
+    assert warm.decode(good) is not None
+    record.write_bytes(DAMAGE[damage](good))
+    assert warm.decode(record.read_bytes()) is None
+    run = _ck(root)
+    assert not _replayed(run)
+    cold = _ck(root, "--no-cache")
+    assert (run.stdout, run.stderr.count("Traceback"), run.returncode) == (
+        cold.stdout,
+        0,
+        cold.returncode,
+    )
+    assert _replayed(_ck(root)), "the normal path did not write the record again"
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "code"),
+    [
+        ("clean", (), 0),
+        ("clean", ("--format", "json"), 0),
+        ("broken", (), 1),
+        ("broken", ("--format", "json"), 1),
+        ("broken", ("--exit-zero",), 0),
+    ],
+)
+def test_a_replay_prints_the_cold_bytes_and_imports_no_command_line(
+    settled: dict[str, Path], name: str, args: tuple[str, ...], code: int
+) -> None:
+    root = settled[name]
+    hit = _ck(root, *args)
+    assert _replayed(hit)
+    assert not _heavy(_imported(hit.stderr), (*HEAVY, *WRITER, *CLI, "pydantic", "tomllib"))
+    cold = _ck(root, *args, "--no-cache", importtime=False)
+    assert (hit.stdout, hit.returncode) == (cold.stdout, cold.returncode)
+    assert hit.returncode == code
+
+
+def test_a_racy_tree_writes_no_record(tiny_course: Path) -> None:
+    root = tiny_course.parent
+    _ck(root, importtime=False)  # cold: every stamp is seconds old at most
+    hit = _ck(root, importtime=False)  # the whole-run cache hits, but within RACY_NS
+    assert hit.returncode == 0
+    assert not _records(root)
+    assert not _replayed(_ck(root))
+
+
+@pytest.mark.parametrize(
+    "args", [("--changed", "course/I/1-first/lessons/intro.md"), ("-o", "report.txt")]
+)
+def test_changed_and_output_file_are_never_replayed(
+    settled: dict[str, Path], args: tuple[str, ...]
+) -> None:
+    root = settled["clean"]
+    before = set(_records(root))
+    args = tuple(str(root / a) if a.startswith("course/") else a for a in args)
+    for _ in range(2):
+        run = _ck(root, *args)
+        assert not _replayed(run)
+    assert set(_records(root)) == before, "a record was written for an excluded command line"
+
+
+def test_clean_removes_the_records(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p")
+    _ck(root, importtime=False)
+    (root / warm.FOLDER).mkdir(parents=True, exist_ok=True)
+    (root / warm.FOLDER / "x.rec").write_bytes(b"record")
+    command = [sys.executable, "-m", "coursekit", "clean", "--course", str(root / "course")]
+    subprocess.run(command, cwd=root, env=ENV, capture_output=True, check=True, timeout=120)
+    assert not (root / CACHE_DIR).exists()
+
+
+# The record format and the command lines, in process ------------------------------------------
+
+
+def test_the_record_folder_is_inside_the_cache() -> None:
+    assert Path(warm.FOLDER) == Path(CACHE_DIR) / FORMAT / "warm"
+
+
+@pytest.mark.parametrize(
+    ("argv", "replayable"),
+    [
+        (["check"], True),
+        (["check", "--format", "json", "course/I"], True),
+        (["check", "--changed", "x.md"], False),
+        (["check", "-o", "out.txt"], False),
+        (["check", "-oout.txt"], False),
+        (["check", "--output-file=out.txt"], False),
+        (["check", "--no-cache"], False),
+        (["check", "--help"], False),
+        (["--version"], False),
+        (["owed"], False),
+        ([], False),
+    ],
+)
+def test_which_command_lines_may_be_replayed(argv: list[str], replayable: bool) -> None:
+    assert warm.replayable(argv) is replayable
+
+
+def test_a_record_round_trips_and_rejects_what_is_not_one() -> None:
+    paths = [b"/a", b"/b/c"]
+    data = warm.encode("key", paths, [1, 2, 3, 4, 5, 6] * 2, "out\n", 1)
+    assert warm.decode(data) == (
+        "key",
+        paths,
+        warm.marshal.dumps([1, 2, 3, 4, 5, 6] * 2, 2),
+        "out\n",
+        1,
+    )
+    for bad in (b"", data[:-1], data + b"x", b"\0" * len(data), warm.MAGIC + b"0" * 8):
+        assert warm.decode(bad) is None
+
+
+def test_stamps_see_absence_and_type(tmp_path: Path) -> None:
+    target = tmp_path / "f"
+    first = warm.stamps([bytes(target)])
+    assert first == list(warm.ABSENT)
+    target.write_text("x")
+    as_file = warm.stamps([bytes(target)])
+    target.unlink()
+    target.mkdir()
+    assert warm.stamps([bytes(target)]) not in (as_file, first)
+
+
+def test_a_record_behind_a_symbolic_link_is_not_read(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / warm.FOLDER).mkdir(parents=True)
+    (real / warm.FOLDER / "r.rec").write_bytes(b"record")
+    assert warm._read(str(real), "r.rec") == b"record"
+    linked = tmp_path / "linked"
+    (linked / CACHE_DIR).mkdir(parents=True)
+    (linked / CACHE_DIR / FORMAT).symlink_to(real / CACHE_DIR / FORMAT)
+    assert warm._read(str(linked), "r.rec") is None
+    (real / warm.FOLDER / "l.rec").symlink_to(real / warm.FOLDER / "r.rec")
+    assert warm._read(str(real), "l.rec") is None
+
+
+def test_a_symbolic_link_in_what_is_watched_writes_no_record(tiny_course: Path) -> None:
+    from coursekit import cache_warm
+
+    root = tiny_course.parent
+    watched = cache_warm.watched_paths(root, tiny_course, True, [])
+    assert bytes(tiny_course / "I/1-first/lessons/intro.md") in watched
+    (tiny_course / "I/link.md").symlink_to(tiny_course / "I/1-first/lessons/intro.md")
+    with pytest.raises(cache_warm.Unwatchable):
+        cache_warm.watched_paths(root, tiny_course, True, [])
+    (tiny_course / "I/link.md").unlink()
+    (root / "elsewhere").symlink_to(tiny_course)
+    with pytest.raises(cache_warm.Unwatchable):  # the course reached through a link
+        cache_warm.watched_paths(root, root / "elsewhere", True, [])
+
+
+def test_racy_is_any_stamp_within_racy_ns_of_the_record() -> None:
+    from coursekit.cache_warm import racy
+
+    now = 10 * RACY_NS
+    old = [0o100644, now - RACY_NS - 1, now - RACY_NS - 1, 1, 2, 3]
+    assert not racy(old + list(warm.ABSENT), now)
+    assert racy([*old, 0o100644, now - RACY_NS - 1, now - 5, 1, 2, 3], now)  # ctime alone
+    assert racy([*old, 0o040755, now - 5, now - RACY_NS - 1, 1, 2, 3], now)  # mtime alone

@@ -85,6 +85,7 @@ def check_command(
     project = project_for(course)
     from coursekit.commands import check
 
+    named = len(paths)
     if changed:
         narrowed = check.changed_paths(project, paths, sys.stderr)
         if narrowed is None:
@@ -126,8 +127,16 @@ def check_command(
             raise click.BadParameter(problem, param_hint="--output-file")
     color = output_file is None and sys.stdout.isatty()
     out = io.StringIO() if output_file is not None else sys.stdout
+    recorder = None
+    if not changed and output_file is None and len(paths) == named:
+        # the warm path may replay this command line: it printed nothing but its report
+        from coursekit.cache_warm import Recorder
+
+        recorder = Recorder(project, course is not None, paths, exit_zero)
     try:
-        code = check.run_cached(project, paths, chosen, out, color, options, not no_cache)
+        code = check.run_cached(
+            project, paths, chosen, out, color, options, not no_cache, settled=recorder
+        )
     except check.UnknownFormat as exc:
         raise click.BadParameter(str(exc), param_hint="--format") from None
     if output_file is not None:

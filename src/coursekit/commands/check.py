@@ -7,7 +7,7 @@ output must not pay for pydantic, the rules, sympy or numpy.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -25,8 +25,13 @@ def run_cached(
     color: bool,
     options: Options,
     use_cache: bool = True,
+    settled: Callable[[str, int], object] | None = None,
 ) -> int:
-    """The command: the whole-run cache around `run` (see coursekit.cache.RunCache)."""
+    """The command: the whole-run cache around `run` (see coursekit.cache.RunCache).
+
+    `settled(output, code)` is called when the whole-run cache replayed the run or stored it:
+    the moments its inputs are known unchanged (the warm path's record, coursekit.cache_warm).
+    """
     if not use_cache:
         _known_format(output_format)
         return run(project, paths, output_format, out, color=color, options=options)
@@ -36,6 +41,8 @@ def run_cached(
     hit = runs.lookup()
     if hit is not None:
         out.write(hit[0])
+        if settled is not None:
+            settled(*hit)
         return hit[1]
     _known_format(output_format)
     from coursekit.cache_pack import PackedStore
@@ -48,8 +55,8 @@ def run_cached(
     out.write(output)
     # Never keep a run in which coursekit itself failed, nor one whose verdicts depended on the
     # clock (a timeout, a killed worker): replaying it would repeat a slow moment forever.
-    if code in (0, 1) and not store.declined:
-        runs.record(output, code)
+    if code in (0, 1) and not store.declined and runs.record(output, code) and settled:
+        settled(output, code)
     return code
 
 

@@ -1,0 +1,166 @@
+"""Writing the warm path's records: what a replayed `check` watches (`coursekit.warm` reads them).
+
+The normal path writes a record at exactly the moments the whole-run cache replays or stores
+a run (`commands.check.run_cached`), for a `check` that depends on nothing outside what the
+record watches: not `--changed` (git's state), not `--output-file` (it writes a file), not a
+run that named a path outside the course (it printed a note on stderr). What is watched:
+
+* every file and folder below the course folder (a folder's stamp moves when an entry is
+  added, removed or renamed);
+* the project folder, its pyproject.toml and the journal (which must be absent: a journal
+  means an interrupted write the normal path must finish first);
+* without `--course`, every folder from the working directory up to the project and, in each,
+  what project discovery looks for (`course`, `pyproject.toml`, `.git`);
+* coursekit's own files and folders (an edited editable install is a miss);
+* the folders Python imports from, with their start-up files (`*.pth`, sitecustomize.py):
+  installing or upgrading a library moves the stamp of its site-packages folder.
+
+A symbolic link anywhere in that (or in a path given on the command line) writes no record:
+`os.lstat` of a link says nothing about what it points to. Nor does a racily clean stamp
+(`cache_tree.RACY_NS`, git's rule): an edit in the same timestamp tick as the record could
+leave a stamp unchanged. The next run, after the tick, writes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import coursekit
+from coursekit import warm
+from coursekit.cache import _prune
+from coursekit.cache_files import CACHE_DIR, _prepare, atomic_write, cache_root
+from coursekit.cache_tree import RACY_NS
+
+if TYPE_CHECKING:
+    from coursekit.project import Project
+
+MAX_RECORDS = 32  # records kept (one per command line, environment and folder); oldest pruned
+STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
+
+
+class Unwatchable(Exception):
+    """The run depends on something a record cannot vouch for (a link, a device, a journal)."""
+
+
+class Recorder:
+    """`run_cached`'s callback: record this command line's output once the run is settled."""
+
+    def __init__(
+        self, project: Project, explicit_course: bool, paths: Sequence[Path], exit_zero: bool
+    ) -> None:
+        self.project = project
+        self.explicit_course = explicit_course
+        self.paths = list(paths)
+        self.exit_zero = exit_zero
+
+    def __call__(self, output: str, code: int) -> bool:
+        final = 0 if self.exit_zero and code == 1 else code
+        try:
+            watched = watched_paths(
+                self.project.root, self.project.course_dir, self.explicit_course, self.paths
+            )
+            return save(self.project.root, watched, output, final)
+        except (Unwatchable, OSError, ValueError):
+            # a path os.lstat refuses (a NUL in it), a value marshal cannot hold: no record,
+            # and the run's own output and exit code stand
+            return False
+
+
+def save(root: Path, watched: list[bytes], output: str, code: int, now_ns: int = 0) -> bool:
+    """Write the record of this process's command line; False when it must not be (racy) or
+    cannot be (the cache is not writable)."""
+    key = warm.key_material()
+    flat = warm.stamps(watched)
+    if racy(flat, now_ns or time.time_ns()):
+        return False
+    target = root / warm.FOLDER / warm.record_name(key)
+    try:
+        _prepare(cache_root(root))
+        atomic_write(target, warm.encode(key, watched, flat, output, code))
+    except OSError:
+        return False
+    _prune(target.parent, MAX_RECORDS)
+    return True
+
+
+def racy(flat: Sequence[int], now_ns: int) -> bool:
+    """Whether any stamp changed within RACY_NS of `now_ns` (its mtime or ctime)."""
+    size = len(warm.ABSENT)
+    return any(max(flat[i + 1], flat[i + 2]) >= now_ns - RACY_NS for i in range(0, len(flat), size))
+
+
+def watched_paths(
+    root: Path, course_dir: Path, explicit_course: bool, paths: Sequence[Path]
+) -> list[bytes]:
+    """Every path the record stamps, as bytes (`os.lstat` takes them as they are)."""
+    course = _real(course_dir)
+    project = _real(root)
+    if (project / CACHE_DIR / "journal.json").exists():
+        raise Unwatchable("an interrupted write's journal")
+    for path in paths:
+        _real(path)
+    watched = [project, project / "pyproject.toml", project / CACHE_DIR / "journal.json"]
+    if not explicit_course:
+        cwd = Path(os.getcwd())
+        for folder in (cwd, *cwd.parents):
+            watched += [folder, folder / "course", folder / "pyproject.toml", folder / ".git"]
+            if folder == project:
+                break
+    result = [os.fsencode(p) for p in watched]
+    result += _tree(course, skip_cache=course == project)
+    result += _tree(Path(coursekit.__file__).parent, skip_cache=False, pycache=False)
+    result += _python()
+    return result
+
+
+def _real(path: Path) -> Path:
+    """`path` made absolute, which must be its real path: no symbolic link on the way."""
+    absolute = os.path.normpath(os.path.abspath(path))
+    if os.path.realpath(absolute) != absolute:
+        raise Unwatchable(f"{path} is reached through a symbolic link")
+    return Path(absolute)
+
+
+def _tree(top: Path, skip_cache: bool, pycache: bool = True) -> list[bytes]:
+    """The folder and everything below it; a link or a special file makes it unwatchable."""
+    found = [os.fsencode(top)]
+    stack = [os.fsencode(top)]
+    while stack:
+        folder = stack.pop()
+        for entry in os.scandir(folder):
+            if skip_cache and folder == found[0] and entry.name == os.fsencode(CACHE_DIR):
+                continue
+            if not pycache and entry.name == b"__pycache__":
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+                raise Unwatchable(f"{os.fsdecode(entry.path)} is a link or not a regular file")
+            found.append(entry.path)
+    return found
+
+
+def _python() -> list[bytes]:
+    """The folders Python imports from, and the start-up files in them."""
+    import site
+
+    folders = [os.path.abspath(entry) for entry in sys.path]
+    with contextlib.suppress(AttributeError, OSError):
+        folders.append(site.getusersitepackages())
+    watched: list[bytes] = []
+    for folder in dict.fromkeys(folders):
+        watched.append(os.fsencode(folder))
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue  # absent (stamped so), or a zip archive (its own stamp is enough)
+        for name in sorted(names):
+            if name.endswith(".pth") or name in STARTUP_FILES:
+                watched.append(os.fsencode(os.path.join(folder, name)))
+    return watched

@@ -1,0 +1,232 @@
+"""The warm path: replay a `check` whose every input is provably unchanged, before the command
+line (click, pydantic, tomllib, json, hashlib) is imported.
+
+A *record* is written by the normal path (`coursekit.cache_warm`) when the whole-run cache
+replays or stores a run. It holds:
+
+* the key material, compared for equality: the record format, `sys.argv[1:]`, the working
+  directory, the interpreter (`sys.executable`, `sys.version`), the whole environment and
+  whether stdin, stdout and stderr are terminals;
+* a list of paths and their stamps (file type and mode, mtime_ns, ctime_ns, size, inode,
+  device; six zeros for a path that must be absent): every file and folder of the course,
+  the project's pyproject.toml and journal, the folders project discovery reads, coursekit's
+  own files and the folders Python imports from. A folder's stamp moves when an entry is
+  added, removed or renamed, so a new file is seen without listing any folder;
+* the output and the exit code.
+
+Here a record is found from the command line alone (a file name derived from the key
+material, probed in `.coursekit_cache/` of the working directory and its ancestors, and of
+`--course`'s parent), checked (its checksum, its key material, one `os.lstat` per path and
+one comparison of all the stamps) and replayed. Anything unexpected, a damaged or foreign
+record included, is a miss: the caller then runs the normal command line, which gives the
+same output.
+
+Standard library only, and only modules the interpreter has loaded anyway or that cost
+microseconds (os, sys, marshal, binascii): this module is the whole of a warm run.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+
+RECORD_FORMAT = 1  # bump when the record's shape or the key material changes
+MAGIC = b"coursekit-warm\0%d\0" % RECORD_FORMAT
+# Where records live: `<project>/.coursekit_cache/<cache FORMAT>/warm/` (cache_files.CACHE_DIR
+# and FORMAT; tests/test_warm_path.py keeps the spellings equal).
+FOLDER = os.path.join(".coursekit_cache", "v1", "warm")
+ABSENT = (0, 0, 0, 0, 0, 0)  # the stamp of a path that must not exist (no file has mode 0)
+# What the fast path never replays: its output depends on git (--changed), it writes a file
+# (-o/--output-file), it asks not to use the cache, or it is not a check at all.
+NEVER = ("--changed", "--no-cache", "--output-file", "-o", "--help", "-h", "--version")
+MAX_RECORD_BYTES = 1 << 30
+# Stamps are compared as marshal bytes of version 2, the last without back-references: later
+# versions mark an object shared or not by its reference count, so equal lists could differ.
+STAMPS_VERSION = 2
+
+
+def key_material() -> str:
+    """Everything besides the watched paths that a replayed run's output depends on, as one
+    string (NUL cannot occur in an argument, a path or the environment)."""
+    ttys = "".join("1" if _isatty(stream) else "0" for stream in (0, 1, 2))
+    parts = [str(RECORD_FORMAT), os.getcwd(), sys.executable, sys.version, ttys]
+    parts.append(str(len(sys.argv) - 1))
+    parts += sys.argv[1:]
+    for name, value in sorted(os.environ.items()):
+        parts += (name, value)
+    return "\0".join(parts)
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def record_name(key: str) -> str:
+    """The record's file name: a checksum of the key material (a collision is only a miss,
+    since the record holds the key material itself)."""
+    import binascii
+
+    data = key.encode("utf-8", "surrogateescape")
+    return f"{binascii.crc32(data):08x}-{len(data):x}.rec"
+
+
+def replayable(argv: list[str]) -> bool:
+    """Whether this command line may be answered from a record at all."""
+    if not argv or argv[0] != "check":
+        return False
+    for token in argv[1:]:
+        if token == "--":
+            break
+        if token.startswith(NEVER):
+            return False
+        if token.startswith("-") and not token.startswith("--") and "o" in token:
+            return False  # -o among short options (`-oFILE`)
+    return True
+
+
+def stamps(paths: list[bytes]) -> list[int]:
+    """Each path's stamp, flat: one `os.lstat` per path, six integers each."""
+    lstat = os.lstat
+    flat: list[int] = []
+    for path in paths:
+        try:
+            st = lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            flat += ABSENT
+            continue
+        flat += (st.st_mode, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
+    return flat
+
+
+def encode(key: str, paths: list[bytes], flat: list[int], output: str, code: int) -> bytes:
+    """A record's bytes: the magic, a checksum of the rest, then the marshalled fields."""
+    import binascii
+
+    body = marshal.dumps(
+        (key, b"\0".join(paths), marshal.dumps(flat, STAMPS_VERSION), output, code)
+    )
+    return MAGIC + b"%08x" % binascii.crc32(body) + body
+
+
+def decode(data: bytes) -> tuple[str, list[bytes], bytes, str, int] | None:
+    """The fields of a record's bytes, or None when they are not a whole record of this format."""
+    import binascii
+
+    head = len(MAGIC) + 8
+    if not data.startswith(MAGIC) or len(data) < head:
+        return None
+    body = data[head:]
+    if data[len(MAGIC) : head] != b"%08x" % binascii.crc32(body):
+        return None
+    try:
+        fields = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not (isinstance(fields, tuple) and len(fields) == 5):
+        return None
+    key, joined, blob, output, code = fields
+    if not (
+        isinstance(key, str)
+        and isinstance(joined, bytes)
+        and isinstance(blob, bytes)
+        and isinstance(output, str)
+        and type(code) is int
+    ):
+        return None
+    return key, joined.split(b"\0") if joined else [], blob, output, code
+
+
+def candidates(argv: list[str], cwd: str) -> list[str]:
+    """The folders whose cache may hold this command line's record: the working directory and
+    its ancestors (project discovery's search), and `--course DIR`'s parent."""
+    folders: list[str] = []
+    course = _course_option(argv)
+    if course is not None:
+        folders.append(os.path.dirname(os.path.join(cwd, course).rstrip(os.sep)) or os.sep)
+    folder = cwd
+    while True:
+        folders.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return folders
+        folder = parent
+
+
+def _course_option(argv: list[str]) -> str | None:
+    for index, token in enumerate(argv):
+        if token == "--":
+            return None
+        if token == "--course" and index + 1 < len(argv):
+            return argv[index + 1]
+        if token.startswith("--course="):
+            return token[len("--course=") :]
+    return None
+
+
+def lookup() -> tuple[str, int] | None:
+    """The stored output and exit code of this very command line, if a record vouches for it."""
+    argv = sys.argv[1:]
+    if not replayable(argv):
+        return None
+    key = key_material()
+    name = record_name(key)
+    for folder in candidates(argv, os.getcwd()):
+        data = _read(folder, name)
+        fields = decode(data) if data is not None else None
+        if fields is None or fields[0] != key:
+            continue
+        _, paths, blob, output, code = fields
+        if marshal.dumps(stamps(paths), STAMPS_VERSION) == blob:
+            # what the normal path could not print either (an encoding the output does not
+            # fit) is for it to report
+            output.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict")
+            return output, code
+        return None  # this command line's record, and something it watches changed
+    return None
+
+
+def _read(project: str, name: str) -> bytes | None:
+    """The record `name` under `project`'s cache, reached without a symbolic link (as the cache
+    is used: coursekit.cache_files.inside_cache), or None."""
+    folder = project
+    for part in FOLDER.split(os.sep):
+        folder = os.path.join(folder, part)
+        try:
+            if os.lstat(folder).st_mode & 0o170000 != 0o040000:  # not a folder (a link, a file)
+                return None
+        except OSError:
+            return None
+    try:
+        fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with open(fd, "rb") as handle:
+        st = os.fstat(fd)
+        if st.st_mode & 0o170000 != 0o100000 or st.st_size > MAX_RECORD_BYTES:
+            return None  # not a record of ours
+        return handle.read()
+
+
+def replay() -> None:
+    """Write a vouched-for run's output and exit with its code; on a miss, return having written
+    nothing. Every error while looking is a miss: the normal command line then answers."""
+    try:
+        hit = lookup()
+    except Exception:
+        return
+    if hit is None:
+        return
+    output, code = hit
+    try:
+        sys.stdout.write(output)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `coursekit check | head`: the reader left; say nothing more, as the normal path does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = 1
+    sys.exit(code)
