@@ -40,7 +40,8 @@ from coursekit.cache_tree import RACY_NS
 if TYPE_CHECKING:
     from coursekit.project import Project
 
-MAX_RECORDS = 32  # records kept (one per command line, environment and folder); oldest pruned
+MAX_RECORDS = 8  # kept (one per command line, environment and folder; ~5 MB each at 1,000
+# chapters): the oldest are pruned
 STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
 
 
