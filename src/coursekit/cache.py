@@ -46,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -276,6 +277,11 @@ class RunCache:
             self.tree.save()
             return entry["output"], entry["exit"]
         return None
+
+    def just_edited(self) -> bool:
+        """Whether a course file changed within git's racy window of now (`RACY_NS`): what
+        depends on the tree's stamps staying put (the warm path's record) must wait."""
+        return self.tree is None or self.key is None or self.tree.recent(time.time_ns())
 
     def record(self, output: str, code: int) -> bool:
         if self.key is None or self.tree is None:

@@ -105,6 +105,10 @@ class TreeDigest:
         again = TreeDigest(self.course_dir, self.table_path)
         return again.compute({"written_ns": self._now, "files": self._fresh})
 
+    def recent(self, now_ns: int) -> bool:
+        """Whether a file `compute` saw changed within `RACY_NS` of `now_ns` (just edited)."""
+        return any(stamp_is_racy(row, now_ns) for row in self._fresh.values())
+
     def save(self) -> None:
         """Write the stat table back (only what compute() saw), stamped with when it was read."""
         if self.changed and self.safe:

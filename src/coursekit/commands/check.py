@@ -41,7 +41,7 @@ def run_cached(
     hit = runs.lookup()
     if hit is not None:
         out.write(hit[0])
-        if settled is not None:
+        if settled is not None and not runs.just_edited():
             settled(*hit)
         return hit[1]
     _known_format(output_format)
@@ -55,7 +55,9 @@ def run_cached(
     out.write(output)
     # Never keep a run in which coursekit itself failed, nor one whose verdicts depended on the
     # clock (a timeout, a killed worker): replaying it would repeat a slow moment forever.
-    if code in (0, 1) and not store.declined and runs.record(output, code) and settled:
+    stored = code in (0, 1) and not store.declined and runs.record(output, code)
+    # just edited: the warm path's record would be refused as racy, so skip its stat walk
+    if stored and settled is not None and not runs.just_edited():
         settled(output, code)
     return code
 
