@@ -264,7 +264,13 @@ class _Loader(DocumentReader):
         if meta is None:
             return None
         return Lesson(
-            id=lesson_id, chapter_id=chapter_id, path=rel, meta=meta, body=body, body_line=body_line
+            id=lesson_id,
+            chapter_id=chapter_id,
+            path=rel,
+            meta=meta,
+            text=text,
+            body_start=len(text) - len(body),
+            body_line=body_line,
         )
 
     def load_problem(

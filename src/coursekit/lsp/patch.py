@@ -77,7 +77,10 @@ def patched(
         meta = reader.parse(front, rel, LessonFrontMatter, line_offset=1)
         if meta is None or reader.diagnostics:
             return None
-        fresh[rel] = (replace(old, meta=meta, body=body, body_line=body_line), text)
+        edited = replace(
+            old, meta=meta, text=text, body_start=len(text) - len(body), body_line=body_line
+        )
+        fresh[rel] = (edited, text)
     _forget_older(models, reader.used)
     return LoadResult(course=_with(course, fresh), diagnostics=list(loaded.diagnostics))
 

@@ -28,8 +28,16 @@ class Lesson:
     chapter_id: str
     path: str
     meta: LessonFrontMatter
-    body: str
+    text: str  # the whole file
+    body_start: int  # where the body starts in `text`
     body_line: int  # 1-based line of the body's first line in the file
+
+    @property
+    def body(self) -> str:
+        """The Markdown body: cut from the file's text when asked. A run reads the bodies of
+        the chapters it re-checks, and a copy of every body held from the load was 15 MB at
+        1,000 chapters."""
+        return self.text[self.body_start :]
 
     @property
     def ref(self) -> str:
@@ -37,7 +45,7 @@ class Lesson:
 
     def body_loc(self, offset: int) -> Location:
         """Location of a character offset into the body."""
-        before = self.body[:offset]
+        before = self.text[self.body_start : self.body_start + offset]
         line = before.count("\n")
         column = offset - (before.rfind("\n") + 1) + 1
         return Location(self.path, self.body_line + line, column)
