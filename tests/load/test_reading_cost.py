@@ -8,16 +8,18 @@ load to locate messages that were never written.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from conftest import make_course
+from conftest import REPO, make_course
 from coursekit.load import load_course
 from coursekit.load.parsecache import PackedSource, cached_parse
 from coursekit.load.yamlsafe import LoadError, RealFolders, parse_yaml, read_text
+from coursekit.model.base import Node, walk_nodes
 from coursekit.store import MemoryStore
 
 
@@ -159,3 +161,47 @@ def test_equal_models_compare_their_packed_sources_without_unpacking() -> None:
     assert one == two and one != elsewhere
     assert isinstance(one, PackedSource) and one.at is not None and two.at is not None
     assert one == parse_yaml(text, "f.yaml")[1]  # a fresh source: compared table by table
+
+
+def _all_nodes(course: object) -> list[Node]:
+    from coursekit.model.tree import Course
+
+    assert isinstance(course, Course)
+    roots: list[Node] = [course.manifest] if course.manifest is not None else []
+    for book in course.books.values():
+        roots.append(book.manifest)
+    for chapter in course.chapters.values():
+        roots.append(chapter.manifest)
+        roots += [lesson.meta for lesson in chapter.lessons.values()]
+        roots += [problem.meta for problem in chapter.problems.values()]
+        roots += [exercise.meta for exercise in chapter.exercises.values()]
+    return [node for root in roots for node in walk_nodes(root)]
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_every_node_of_the_real_course_knows_where_it_came_from(cached: bool) -> None:
+    """`attach` walks only the fields whose type can hold a node: none may be missed, fresh
+    from YAML or served from the cache."""
+    store = MemoryStore()
+    result = load_course(REPO / "course", REPO, store)
+    if cached:
+        result = load_course(REPO / "course", REPO, store)
+    nodes = _all_nodes(result.course)
+    assert len(nodes) > 200
+    lost = [type(n).__name__ for n in nodes if n.located_in is None]
+    assert not lost, f"nodes without a location: {Counter(lost)}"
+    assert all(n.loc().path.startswith("course/") for n in nodes)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_load_leaves_the_collector_as_it_found_it(tmp_path: Path, enabled: bool) -> None:
+    course = make_course(tmp_path)
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        load_course(course, tmp_path)
+        assert gc.isenabled() is enabled
+        assert gc.get_freeze_count() > 0  # what the load built is left out of later collections
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()
