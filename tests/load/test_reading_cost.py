@@ -196,11 +196,12 @@ def test_every_node_of_the_real_course_knows_where_it_came_from(cached: bool) ->
 @pytest.mark.parametrize("enabled", [True, False])
 def test_a_load_leaves_the_collector_as_it_found_it(tmp_path: Path, enabled: bool) -> None:
     course = make_course(tmp_path)
-    was = gc.isenabled()
+    was, thresholds = gc.isenabled(), gc.get_threshold()
     try:
         (gc.enable if enabled else gc.disable)()
         load_course(course, tmp_path)
         assert gc.isenabled() is enabled
+        assert gc.get_threshold() == thresholds
         assert gc.get_freeze_count() > 0  # what the load built is left out of later collections
     finally:
         gc.unfreeze()
