@@ -64,7 +64,7 @@ class Node(BaseModel):
     Where a node came from (its `Source` and YAML path) is kept in the instance's
     `__pydantic_private__` mapping, set by `attach`, rather than declared as pydantic private
     attributes: pydantic initialises declared private attributes for every node it builds,
-    which cost more than validating the node (~40 ms of a 100-chapter load); equality and
+    which cost about as much as validating it (~40 ms of a 100-chapter load); equality and
     copies still see the location, as they did when it was declared."""
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True, populate_by_name=True)
