@@ -1,7 +1,7 @@
 """Writing the warm path's records: what a replayed `check` watches (`coursekit.warm` reads them).
 
-The normal path writes a record at exactly the moments the whole-run cache replays or stores
-a run (`commands.check.run_cached`), for a `check` that depends on nothing outside what the
+The normal path writes a record when the whole-run cache replays a run (not when it computes
+one: that follows an edit; `commands.check.run_cached`), for a `check` that depends on nothing outside what the
 record watches: not `--changed` (git's state), not `--output-file` (it writes a file), not a
 run that named a path outside the course (it printed a note on stderr). What is watched:
 

@@ -2,7 +2,7 @@
 line (click, pydantic, tomllib, json, hashlib) is imported.
 
 A *record* is written by the normal path (`coursekit.cache_warm`) when the whole-run cache
-replays or stores a run. It holds:
+replays a run. It holds:
 
 * the key material, compared for equality: the record format, `sys.argv[1:]`, the working
   directory, the interpreter (`sys.executable`, `sys.version`), the whole environment and
