@@ -20,8 +20,9 @@ import signal
 import stat
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 _DELAY_ENV = "COURSEKIT_TEST_WRITE_DELAY"
 _KILL_ENV = "COURSEKIT_TEST_KILL_AT"
@@ -31,37 +32,34 @@ _boundaries_passed = 0
 
 def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
     """Replace (or create) `path` with `data`, atomically."""
-    folder = path.parent
-    mode = mode_of(path)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            write_all(handle.fileno(), data, hooked=durable)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    with _replacing(path) as handle:
+        write_all(handle.fileno(), data, hooked=durable)
+        handle.flush()
+        if durable:
+            os.fsync(handle.fileno())
     if durable:
-        fsync_dir(folder)
+        fsync_dir(path.parent)
         boundary()
 
 
 def atomic_write_chunks(path: Path, chunks: Iterable[bytes]) -> None:
     """Replace (or create) `path` with the chunks' bytes, atomically, never holding them all:
     a cache's large files (not fsynced: a lost one is only a miss)."""
+    with _replacing(path) as handle:
+        for chunk in chunks:
+            handle.write(chunk)
+
+
+@contextlib.contextmanager
+def _replacing(path: Path) -> Iterator[BinaryIO]:
+    """A temporary file beside `path` (with its mode) that replaces it once the block is done,
+    and is removed instead if the block fails."""
     mode = mode_of(path)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
+            yield handle
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
