@@ -502,16 +502,23 @@ def test_a_record_behind_a_symbolic_link_is_not_read(tmp_path: Path) -> None:
 def test_a_symbolic_link_in_what_is_watched_writes_no_record(tiny_course: Path) -> None:
     from coursekit import cache_warm
 
+    def entries(course: Path) -> list[str]:  # what the whole-run cache's digest lists
+        return [str(p.relative_to(course)) for p in course.rglob("*")]
+
+    def record(course: Path) -> bool:
+        watched = cache_warm.watched_paths(root, course, True, [], entries(course))
+        return cache_warm.save(root, watched, "output", 0)
+
     root = tiny_course.parent
-    watched = cache_warm.watched_paths(root, tiny_course, True, [])
+    watched = cache_warm.watched_paths(root, tiny_course, True, [], entries(tiny_course))
     assert bytes(tiny_course / "I/1-first/lessons/intro.md") in watched
     (tiny_course / "I/link.md").symlink_to(tiny_course / "I/1-first/lessons/intro.md")
     with pytest.raises(cache_warm.Unwatchable):
-        cache_warm.watched_paths(root, tiny_course, True, [])
+        record(tiny_course)
     (tiny_course / "I/link.md").unlink()
     (root / "elsewhere").symlink_to(tiny_course)
     with pytest.raises(cache_warm.Unwatchable):  # the course reached through a link
-        cache_warm.watched_paths(root, root / "elsewhere", True, [])
+        cache_warm.watched_paths(root, root / "elsewhere", True, [], [])
 
 
 def test_racy_is_any_stamp_within_racy_ns_of_the_record() -> None:

@@ -278,6 +278,13 @@ class RunCache:
             return entry["output"], entry["exit"]
         return None
 
+    def course_entries(self) -> list[str]:
+        """Every file and folder the last lookup digested, relative to the course folder (none
+        of them a link or a special file: such a tree is never looked up)."""
+        if self.tree is None:
+            return []
+        return [*self.tree.folders, *self.tree.files]
+
     def just_edited(self) -> bool:
         """Whether a course file changed within git's racy window of now (`RACY_NS`): what
         depends on the tree's stamps staying put (the warm path's record) must wait."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import time
 from collections.abc import Sequence
@@ -60,11 +61,15 @@ class Recorder:
         self.paths = list(paths)
         self.exit_zero = exit_zero
 
-    def __call__(self, output: str, code: int) -> bool:
+    def __call__(self, output: str, code: int, course_entries: Sequence[str]) -> bool:
         final = 0 if self.exit_zero and code == 1 else code
         try:
             watched = watched_paths(
-                self.project.root, self.project.course_dir, self.explicit_course, self.paths
+                self.project.root,
+                self.project.course_dir,
+                self.explicit_course,
+                self.paths,
+                course_entries,
             )
             return save(self.project.root, watched, output, final)
         except (Unwatchable, OSError, ValueError):
@@ -75,9 +80,13 @@ class Recorder:
 
 def save(root: Path, watched: list[bytes], output: str, code: int, now_ns: int = 0) -> bool:
     """Write the record of this process's command line; False when it must not be (racy) or
-    cannot be (the cache is not writable)."""
+    cannot be (the cache is not writable). Unwatchable when a watched path is a symbolic link:
+    its stamp says nothing of what it points to."""
     key = warm.key_material()
     flat = warm.stamps(watched)
+    size = len(warm.ABSENT)
+    if any(stat.S_ISLNK(flat[i]) for i in range(0, len(flat), size)):
+        raise Unwatchable("a symbolic link among the watched paths")
     if racy(flat, now_ns or time.time_ns()):
         return False
     target = root / warm.FOLDER / warm.record_name(key)
@@ -97,9 +106,16 @@ def racy(flat: Sequence[int], now_ns: int) -> bool:
 
 
 def watched_paths(
-    root: Path, course_dir: Path, explicit_course: bool, paths: Sequence[Path]
+    root: Path,
+    course_dir: Path,
+    explicit_course: bool,
+    paths: Sequence[Path],
+    course_entries: Sequence[str],
 ) -> list[bytes]:
-    """Every path the record stamps, as bytes (`os.lstat` takes them as they are)."""
+    """Every path the record stamps, as bytes (`os.lstat` takes them as they are).
+
+    `course_entries` are the course's files and folders (relative to it) as the whole-run
+    cache's digest just walked them: walking the course again would double the work."""
     course = _real(course_dir)
     project = _real(root)
     if (project / CACHE_DIR / "journal.json").exists():
@@ -114,8 +130,10 @@ def watched_paths(
             if folder == project:
                 break
     result = [os.fsencode(p) for p in watched]
-    result += _tree(course, skip_cache=course == project)
-    result += _tree(Path(coursekit.__file__).parent, skip_cache=False, pycache=False)
+    top = os.fsencode(course)
+    result.append(top)
+    result += [os.path.join(top, os.fsencode(rel)) for rel in course_entries]
+    result += _tree(Path(coursekit.__file__).parent)
     result += _python()
     return result
 
@@ -128,16 +146,15 @@ def _real(path: Path) -> Path:
     return Path(absolute)
 
 
-def _tree(top: Path, skip_cache: bool, pycache: bool = True) -> list[bytes]:
-    """The folder and everything below it; a link or a special file makes it unwatchable."""
+def _tree(top: Path) -> list[bytes]:
+    """The folder and everything below it but `__pycache__`; a link or a special file makes it
+    unwatchable."""
     found = [os.fsencode(top)]
     stack = [os.fsencode(top)]
     while stack:
         folder = stack.pop()
         for entry in os.scandir(folder):
-            if skip_cache and folder == found[0] and entry.name == os.fsencode(CACHE_DIR):
-                continue
-            if not pycache and entry.name == b"__pycache__":
+            if entry.name == b"__pycache__":
                 continue
             if entry.is_dir(follow_symlinks=False):
                 stack.append(entry.path)

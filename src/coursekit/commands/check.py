@@ -25,13 +25,13 @@ def run_cached(
     color: bool,
     options: Options,
     use_cache: bool = True,
-    settled: Callable[[str, int], object] | None = None,
+    settled: Callable[[str, int, Sequence[str]], object] | None = None,
 ) -> int:
     """The command: the whole-run cache around `run` (see coursekit.cache.RunCache).
 
-    `settled(output, code)` is called when the whole-run cache replays a run: its inputs are
-    then known unchanged since a run that stored it (the warm path's record,
-    coursekit.cache_warm). Not after a run that computed its output: that follows an edit, and
+    `settled(output, code, entries)` is called when the whole-run cache replays a run: its
+    inputs are then known unchanged since a run that stored it (the warm path's record,
+    coursekit.cache_warm); `entries` are the course's files and folders the cache just stat-ed. Not after a run that computed its output: that follows an edit, and
     recording it (a stat of every watched path, a record of the whole output) would add ~0.15 s
     to every edit of a 1,000-chapter course for a replay the next unchanged run records anyway.
     """
@@ -45,7 +45,7 @@ def run_cached(
     if hit is not None:
         out.write(hit[0])
         if settled is not None and not runs.just_edited():  # a racy record would be refused
-            settled(*hit)
+            settled(*hit, runs.course_entries())
         return hit[1]
     _known_format(output_format)
     from coursekit.cache_pack import PackedStore
