@@ -62,14 +62,12 @@ def _scan_dist_info() -> None:
     _versions_memo.setdefault("", "")  # scanned
 
 
-def source_fingerprint() -> str:
-    """coursekit's own code: its version and every module's (path, mtime, size).
-
-    The version alone would serve stale results from an editable install whose code changed.
-    """
-    package = Path(coursekit.__file__).parent
-    entries: list[str] = [f"coursekit {coursekit.__version__}"]
-    stack = [str(package)]
+def package_entries() -> list[tuple[str, bool]]:
+    """coursekit's own files and folders, as (path, is a folder), folder by folder in name
+    order, without `__pycache__` (its compiled files follow the sources): what the cache's key
+    (`source_fingerprint`) and the warm path's record (`cache_warm`) both watch."""
+    found: list[tuple[str, bool]] = []
+    stack = [str(Path(coursekit.__file__).parent)]
     while stack:
         folder = stack.pop()
         try:
@@ -79,11 +77,23 @@ def source_fingerprint() -> str:
         for item in sorted(scan, key=lambda e: e.name):
             if item.name == "__pycache__":
                 continue
-            if item.is_dir(follow_symlinks=False):
+            is_folder = item.is_dir(follow_symlinks=False)
+            found.append((item.path, is_folder))
+            if is_folder:
                 stack.append(item.path)
-            elif item.name.endswith(".py"):
-                st = item.stat()
-                entries.append(f"{item.path}\0{st.st_mtime_ns}\0{st.st_size}")
+    return found
+
+
+def source_fingerprint() -> str:
+    """coursekit's own code: its version and every module's (path, mtime, size).
+
+    The version alone would serve stale results from an editable install whose code changed.
+    """
+    entries: list[str] = [f"coursekit {coursekit.__version__}"]
+    for path, is_folder in package_entries():
+        if not is_folder and path.endswith(".py"):
+            st = os.stat(path)
+            entries.append(f"{path}\0{st.st_mtime_ns}\0{st.st_size}")
     return sha256("\n".join(entries))
 
 

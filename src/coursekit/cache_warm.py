@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import coursekit
 from coursekit import warm
 from coursekit.cache import _prune
+from coursekit.cache_env import package_entries
 from coursekit.cache_files import CACHE_DIR, _prepare, atomic_write, cache_root
 from coursekit.cache_tree import RACY_NS
 
@@ -133,7 +134,8 @@ def watched_paths(
     top = os.fsencode(course)
     result.append(top)
     result += [os.path.join(top, os.fsencode(rel)) for rel in course_entries]
-    result += _tree(Path(coursekit.__file__).parent)
+    result.append(os.fsencode(Path(coursekit.__file__).parent))
+    result += [os.fsencode(path) for path, _ in package_entries()]
     result += _python()
     return result
 
@@ -144,24 +146,6 @@ def _real(path: Path) -> Path:
     if os.path.realpath(absolute) != absolute:
         raise Unwatchable(f"{path} is reached through a symbolic link")
     return Path(absolute)
-
-
-def _tree(top: Path) -> list[bytes]:
-    """The folder and everything below it but `__pycache__`; a link or a special file makes it
-    unwatchable."""
-    found = [os.fsencode(top)]
-    stack = [os.fsencode(top)]
-    while stack:
-        folder = stack.pop()
-        for entry in os.scandir(folder):
-            if entry.name == b"__pycache__":
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(entry.path)
-            elif entry.is_symlink() or not entry.is_file(follow_symlinks=False):
-                raise Unwatchable(f"{os.fsdecode(entry.path)} is a link or not a regular file")
-            found.append(entry.path)
-    return found
 
 
 def _python() -> list[bytes]:
