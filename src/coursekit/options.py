@@ -8,15 +8,24 @@ is left out of every cache key; every other field is in it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol
 
 # Metadata tags: why a field is not part of the cache key.
 SPEED_ONLY = {"in_key": False, "why": "changes how fast, not what"}
 NOT_KEPT = {"in_key": False, "why": "a callable or a sink: a run using it is not comparable"}
 
 Progress = Callable[[int, int, object], None]
+
+
+class Verifier(Protocol):
+    """Where sympy runs for this check (coursekit.verify.server): `verify_documents` computed
+    elsewhere, or None when it cannot be (the caller then verifies in-process)."""
+
+    def verify(
+        self, specs: Sequence[Any], timeout: float, *, memory_mb: int | None, workers: int
+    ) -> list[list[Any]] | None: ...
 
 
 @dataclass(frozen=True)
@@ -27,6 +36,7 @@ class Options:
     `--structural`). `jobs`: parallel workers (0: one per core). `progress`: called as programs
     finish. `notes`: a list rules append one-line remarks to, printed under the summary.
     `problem_confirmed`: a callable taking a `Problem` that overrides the programs' verdicts.
+    `sympy`: a server to verify formulas in (`check` forks one before the course loads).
     """
 
     exec: bool = True
@@ -35,6 +45,7 @@ class Options:
     progress: Progress | None = field(default=None, metadata=SPEED_ONLY)
     notes: list[str] | None = field(default=None, metadata=NOT_KEPT, compare=False)
     problem_confirmed: Callable[[Any], bool | None] | None = field(default=None, metadata=NOT_KEPT)
+    sympy: Verifier | None = field(default=None, metadata=SPEED_ONLY, compare=False)
 
     def key(self) -> dict[str, Any]:
         """The fields that shape a run's result, as plain data for a cache key."""

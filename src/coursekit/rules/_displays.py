@@ -20,6 +20,7 @@ from typing import Any
 from coursekit.model.tree import Chapter, Course, Lesson
 from coursekit.rules import _assume
 from coursekit.rules._items import Item, Where
+from coursekit.rules._lesson_maths import verify_specs
 from coursekit.rules.base import Context
 from coursekit.rules.facts import unsteady
 from coursekit.rules.outcomes import kept
@@ -213,7 +214,7 @@ def _lesson_at(ctx: Context, chapter_id: str, path: str) -> Lesson | None:
 
 
 def _verdicts(ctx: Context, lesson: Lesson, sides: tuple[tuple[str, str], ...]) -> list[Any]:
-    from coursekit.verify import MathsSpec, Verdict, verify_document
+    from coursekit.verify import MathsSpec, Verdict
 
     notation = _assume.inherited(ctx.course, ctx.course.chapters.get(lesson.chapter_id))
     claims = [
@@ -231,7 +232,7 @@ def _verdicts(ctx: Context, lesson: Lesson, sides: tuple[tuple[str, str], ...]) 
     cached = ctx.store.get(NAMESPACE, key)
     if isinstance(cached, list):
         return [Verdict.from_json(v) for v in cached]
-    verdicts = verify_document(spec, timeout, memory_mb=memory_mb)
+    (verdicts,) = verify_specs(ctx, [spec], timeout, memory_mb)
     if all(kept(v.subject, v.status) for v in verdicts):
         ctx.store.put(NAMESPACE, key, [v.to_json() for v in verdicts])
     else:  # a timeout is not a fact about the lesson: what the chapter shows is not kept

@@ -179,16 +179,12 @@ def _verify_uncached(ctx: Context, todo: list[_Planned]) -> None:
     """
     if not todo:
         return
-    from coursekit.verify import verify_documents
-
     distinct: dict[str, _Planned] = {}
     for planned in todo:
         distinct.setdefault(planned.key, planned)
     timeout, memory_mb = _limits(ctx)
     workers = ctx.options.jobs or os.cpu_count() or 1
-    checked = verify_documents(
-        [p.spec for p in distinct.values()], timeout, memory_mb=memory_mb, workers=workers
-    )
+    checked = verify_specs(ctx, [p.spec for p in distinct.values()], timeout, memory_mb, workers)
     by_key = dict(zip(distinct, checked, strict=True))
     for planned in todo:
         planned.maths.verdicts = list(by_key[planned.key])
@@ -202,6 +198,18 @@ def _verify_uncached(ctx: Context, todo: list[_Planned]) -> None:
             for planned in todo:
                 if planned.key == key:
                     unsteady(ctx.course, planned.maths.lesson.chapter_id)
+
+
+def verify_specs(
+    ctx: Context, specs: list[Any], timeout: float, memory_mb: int, workers: int = 1
+) -> list[list[Any]]:
+    """`verify_documents`, in the run's sympy server when it has one (coursekit.verify.server:
+    its workers do not carry the loaded course)."""
+    from coursekit.verify import verify_documents
+
+    return verify_documents(
+        specs, timeout, memory_mb=memory_mb, workers=workers, server=ctx.options.sympy
+    )
 
 
 def _num(value: object) -> str:

@@ -31,7 +31,7 @@ from coursekit.verify.claims import (
 from coursekit.verify.claims.shape import shape_verdicts
 from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits
 from coursekit.verify.isolation import Job, run_inline, run_isolated, warm
-from coursekit.verify.spec import ENGINE_VERSION, MathsSpec, Verdict
+from coursekit.verify.spec import ENGINE_VERSION, MathsSpec, Verdict, Verifier
 from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE, Subject
 
 DEFAULT_TIMEOUT = 5.0
@@ -66,13 +66,19 @@ def verify_documents(
     memory_mb: int | None = None,
     limits: Limits = DEFAULT_LIMITS,
     workers: int = 1,
+    server: Verifier | None = None,
 ) -> list[list[Verdict]]:
     """:func:`verify_document` for each spec, with the sympy jobs of all of them shared out
     across ``workers`` forked workers at once (one list of verdicts per spec, in order).
 
     The verdicts are the same whatever ``workers`` is: each job's result depends on the job
-    alone, and every job keeps its own time and memory limit.
+    alone, and every job keeps its own time and memory limit. With a ``server``
+    (:mod:`coursekit.verify.server`) they are computed there, or here when it cannot answer.
     """
+    if server is not None and isolate and limits == DEFAULT_LIMITS:
+        served = server.verify(specs, timeout, memory_mb=memory_mb, workers=workers)
+        if served is not None:
+            return served
     planned = [_prepare(spec, limits) for spec in specs]
     jobs: list[Job] = [job for plan in planned for job in plan.jobs]
     if jobs and isolate:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from coursekit.verify.claims import Claim
 from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE, Status, Subject
@@ -165,6 +165,15 @@ class Verdict:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Verdict:
         return cls(**data)
+
+
+class Verifier(Protocol):
+    """Somewhere else to verify specs (:mod:`coursekit.verify.server`): what
+    ``verify_documents`` gives, or None when it cannot answer."""
+
+    def verify(
+        self, specs: Sequence[MathsSpec], timeout: float, *, memory_mb: int | None, workers: int
+    ) -> list[list[Verdict]] | None: ...
 
 
 @functools.cache

@@ -1,0 +1,182 @@
+"""sympy in a process forked before the course loads, so that neither it nor its workers carry
+the course.
+
+A worker forked from the process that loaded the course starts as large as the course (the
+pages are shared, but each one counts in the worker's resident set), and the parent grows by
+sympy itself (~45 MB) to fork it: at 1,000 chapters a one-claim edit peaked at 325 MB where the
+same run without sympy peaks at 278 MB. `check` therefore forks this server first, while the
+process is small (`SympyServer.start`); the server imports sympy when it is first asked (or at
+once, `preload`), and verifies what it is sent with `verify_documents`, forking its own workers
+from itself. Specs go to it and verdicts come back as plain data (their JSON) over two pipes.
+
+When the server cannot answer (it died, a pipe broke, it raised), `verify` returns None and
+the caller verifies in-process as before: a lost server costs time, never a verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import signal
+import struct
+from collections.abc import Sequence
+from typing import BinaryIO
+
+from coursekit.verify.runner import verify_documents
+from coursekit.verify.spec import MathsSpec, Verdict
+
+_LENGTH = struct.Struct(">Q")
+
+
+class SympyServer:
+    """The parent's end of a forked verification server (`start`, `verify`, `close`)."""
+
+    def __init__(self, pid: int, requests: int, replies: int) -> None:
+        self.pid = pid
+        self._requests = requests
+        self._replies = os.fdopen(replies, "rb")
+        self.answered = 0  # requests the server answered (the rest were verified in-process)
+
+    @classmethod
+    def start(cls, preload: bool = False) -> SympyServer | None:
+        """Fork the server now (None where there is no `os.fork`). With `preload` it imports
+        sympy at once, on another core while this process goes on, rather than when asked."""
+        if not hasattr(os, "fork"):  # pragma: no cover - not Linux/macOS
+            return None
+        requests_r, requests_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child's coverage is not collected
+            try:
+                os.close(requests_w)
+                os.close(replies_r)
+                _serve(requests_r, replies_w, preload)
+            finally:
+                os._exit(0)
+        os.close(requests_r)
+        os.close(replies_w)
+        return cls(pid, requests_w, replies_r)
+
+    def verify(
+        self,
+        specs: Sequence[MathsSpec],
+        timeout: float,
+        *,
+        memory_mb: int | None = None,
+        workers: int = 1,
+    ) -> list[list[Verdict]] | None:
+        """`verify_documents(specs, ...)` as the server computes it, or None when it cannot."""
+        if self.pid <= 0:
+            return None
+        request = {
+            "specs": [spec.to_json() for spec in specs],
+            "timeout": timeout,
+            "memory_mb": memory_mb,
+            "workers": workers,
+        }
+        try:
+            _send(self._requests, json.dumps(request).encode())
+            reply = _receive(self._replies)
+        except OSError:
+            reply = None
+        verdicts = _decoded(reply, len(specs))
+        if verdicts is None:
+            self.close()  # a server that failed once is not asked again
+            return None
+        self.answered += 1
+        return verdicts
+
+    def close(self) -> None:
+        """End the server (and any worker of its) and reap it."""
+        if self.pid <= 0:
+            return
+        with contextlib.suppress(OSError):
+            os.close(self._requests)
+        with contextlib.suppress(OSError):
+            self._replies.close()
+        pid, self.pid = self.pid, 0
+        # SIGTERM, not SIGKILL: the server unwinds, ending the workers it forked (a worker whose
+        # server is gone has nobody left to end it when it overruns).
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+    def __enter__(self) -> SympyServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _decoded(reply: bytes | None, count: int) -> list[list[Verdict]] | None:
+    """The verdicts a reply holds, or None for anything but a whole, well-formed answer."""
+    if reply is None:
+        return None
+    try:
+        data = json.loads(reply)
+        documents = data["verdicts"]
+        if not isinstance(documents, list) or len(documents) != count:
+            return None
+        return [[Verdict.from_json(v) for v in verdicts] for verdicts in documents]
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def _stop(signum: int, frame: object) -> None:  # pragma: no cover - runs in the server
+    raise SystemExit(0)
+
+
+def _serve(requests: int, replies: int, preload: bool) -> None:  # pragma: no cover - child
+    """Answer each request until the parent closes its end."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _stop)
+    # Nothing of the parent's output is the server's: a pipe it held open (a pre-commit hook
+    # reading our stdout) would wait for the server too.
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    gc.freeze()  # what the parent built is never garbage here
+    if preload:
+        from coursekit.verify.symbolic import sympy_module
+
+        sympy_module()
+    with os.fdopen(requests, "rb") as incoming:
+        while (message := _receive(incoming)) is not None:
+            _send(replies, _answer(message))
+
+
+def _answer(message: bytes) -> bytes:  # pragma: no cover - runs in the server
+    try:
+        request = json.loads(message)
+        specs = [MathsSpec.from_json(spec) for spec in request["specs"]]
+        checked = verify_documents(
+            specs,
+            float(request["timeout"]),
+            memory_mb=request["memory_mb"],
+            workers=int(request["workers"]),
+        )
+    except Exception as exc:  # the parent verifies in-process, and reports what that raises
+        return json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
+    return json.dumps({"verdicts": [[v.to_json() for v in doc] for doc in checked]}).encode()
+
+
+def _send(fd: int, payload: bytes) -> None:
+    view = memoryview(_LENGTH.pack(len(payload)) + payload)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _receive(stream: BinaryIO) -> bytes | None:
+    """One message, or None at the end of the stream (or a message cut short)."""
+    head = stream.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        return None
+    (length,) = _LENGTH.unpack(head)
+    body = stream.read(length)
+    return body if len(body) == length else None
+
+
+__all__ = ["SympyServer"]

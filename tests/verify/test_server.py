@@ -1,0 +1,131 @@
+"""The sympy server `check` forks before the course loads: the same verdicts, a fallback that
+never loses one, and a parent that never imports sympy itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from coursekit.verify import MathsSpec, verify_documents
+from coursekit.verify.server import SympyServer, _decoded
+
+ROOT = Path(__file__).parents[2]
+
+
+def specs() -> list[MathsSpec]:
+    """A value that holds, one that does not, an equation, a number and an error."""
+    return [
+        MathsSpec.build(
+            assume={"positive": ["T", "d"]},
+            formulas={"ratio": "T / d"},
+            claims=[
+                {
+                    "id": "half",
+                    "kind": "value",
+                    "expr": "ratio",
+                    "where": {"T": 1, "d": 2},
+                    "value": "0.5",
+                },
+                {
+                    "id": "wrong",
+                    "kind": "value",
+                    "expr": "ratio",
+                    "where": {"T": 1, "d": 2},
+                    "value": "2",
+                },
+            ],
+            equations=[("ratio", r"\frac{T}{d}")],
+            numbers=[("half", "0.5")],
+        ),
+        MathsSpec.build(
+            formulas={"bad": "T +"},
+            claims=[{"id": "c", "kind": "value", "expr": "bad", "value": "1"}],
+        ),
+    ]
+
+
+def test_the_server_gives_the_verdicts_verify_documents_gives_here() -> None:
+    here = verify_documents(specs(), 10, workers=2)
+    started = SympyServer.start()
+    assert started is not None
+    with started as server:
+        there = server.verify(specs(), 10, memory_mb=None, workers=2)
+        again = verify_documents(specs(), 10, workers=2, server=server)
+        assert server.answered == 2
+    assert there == here == again
+    statuses = [v.status for v in here[0]]
+    assert "ok" in statuses and "false" in statuses, here  # the spec exercises both outcomes
+
+
+def test_a_server_that_died_costs_no_verdict() -> None:
+    server = SympyServer.start()
+    assert server is not None
+    os.kill(server.pid, signal.SIGKILL)  # as the OOM killer would
+    assert server.verify(specs(), 10, memory_mb=None, workers=1) is None
+    assert server.pid == 0  # closed and reaped: it is not asked again
+    # verify_documents falls back to this process, with the same verdicts as without a server
+    assert verify_documents(specs(), 10, server=server) == verify_documents(specs(), 10)
+    server.close()  # closing twice is harmless
+
+
+def test_close_ends_the_server() -> None:
+    server = SympyServer.start(preload=True)  # importing sympy: SIGTERM unwinds the import
+    assert server is not None
+    pid = server.pid
+    server.close()
+    with pytest.raises(ChildProcessError):  # already reaped by close()
+        os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        None,
+        b"",
+        b"not json",
+        b'{"error": "ValueError: x"}',
+        b'{"verdicts": []}',  # one document's verdicts missing
+        b'{"verdicts": [[{"subject": "claim"}], []]}',  # a verdict missing its fields
+        b'{"verdicts": "no"}',
+    ],
+)
+def test_a_reply_that_is_not_a_whole_answer_is_no_answer(reply: bytes | None) -> None:
+    assert _decoded(reply, 2) is None
+
+
+def test_a_whole_answer_decodes() -> None:
+    verdicts = verify_documents(specs(), 10)
+    reply = json.dumps({"verdicts": [[v.to_json() for v in doc] for doc in verdicts]})
+    assert _decoded(reply.encode(), 2) == verdicts
+
+
+def test_check_verifies_formulas_without_importing_sympy_itself(tmp_path: Path) -> None:
+    """The run verifies the bundled course's claims (no cache), in the server: the process that
+    loaded the course never imports sympy, so no worker of sympy's is forked from it."""
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "course", project / "course")
+    shutil.copy(ROOT / "pyproject.toml", project / "pyproject.toml")
+    script = textwrap.dedent(
+        """
+        import sys
+        from coursekit.cli import main
+        try:
+            main(["check", "--no-cache", "--no-exec"], prog_name="coursekit")
+        except SystemExit as exc:
+            code = exc.code
+        print("sympy" in sys.modules, code, file=sys.stderr)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=project, capture_output=True, text=True, timeout=120
+    )
+    assert done.stderr.strip().splitlines()[-1] == "False 0", done.stderr
+    assert "Found 0 errors" in done.stdout
