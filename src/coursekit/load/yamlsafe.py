@@ -188,8 +188,18 @@ def _too_deep(text: str) -> tuple[int, int] | None:
     return None
 
 
+# How many documents this process has parsed (the loader's collector reads it: parsing YAML
+# leaves garbage cycles, building from the cache does not).
+_PARSED = [0]
+
+
+def parsed_documents() -> int:
+    return _PARSED[0]
+
+
 def parse_yaml(text: str, path: str, line_offset: int = 0) -> tuple[Any, Source]:
     """Plain data (dicts, lists, scalars) and where each value sits, or a LoadError."""
+    _PARSED[0] += 1
     deep = _too_deep(text)
     if deep is not None:
         raise LoadError(
