@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,21 @@ def test_check_verifies_formulas_without_importing_sympy_itself(tmp_path: Path) 
     )
     assert done.stderr.strip().splitlines()[-1] == "False 0", done.stderr
     assert "Found 0 errors" in done.stdout
+
+
+def test_a_server_that_never_answers_cannot_hang_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past every job's own limit (and some slack), the parent gives up on the server and
+    verifies in-process; closing a server that does not respond to SIGTERM still ends it."""
+    from coursekit.verify import server as module
+
+    monkeypatch.setattr(module, "SLACK_SECONDS", 0.3)
+    server = SympyServer.start()
+    assert server is not None
+    pid = server.pid
+    os.kill(pid, signal.SIGSTOP)  # alive, holding its pipes, answering nothing
+    started = time.monotonic()
+    assert verify_documents(specs(), 0.2, server=server) == verify_documents(specs(), 0.2)
+    assert server.pid == 0  # given up on, ended and reaped
+    assert time.monotonic() - started < 15
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)

@@ -19,15 +19,19 @@ import contextlib
 import gc
 import json
 import os
+import select
 import signal
 import struct
+import time
 from collections.abc import Sequence
-from typing import BinaryIO
 
 from coursekit.verify.runner import verify_documents
 from coursekit.verify.spec import MathsSpec, Verdict
 
 _LENGTH = struct.Struct(">Q")
+#: Beyond every job's own limit, what a request may take before the parent gives up on the
+#: server: forking workers, importing sympy, a crowded machine.
+SLACK_SECONDS = 60.0
 
 
 class SympyServer:
@@ -36,7 +40,7 @@ class SympyServer:
     def __init__(self, pid: int, requests: int, replies: int) -> None:
         self.pid = pid
         self._requests = requests
-        self._replies = os.fdopen(replies, "rb")
+        self._replies = replies
         self.answered = 0  # requests the server answered (the rest were verified in-process)
 
     @classmethod
@@ -76,9 +80,13 @@ class SympyServer:
             "memory_mb": memory_mb,
             "workers": workers,
         }
+        # However the server fares, `check` must end: past what every job's own limit allows,
+        # the parent gives up on it and verifies in-process, where the limits are its own.
+        jobs = sum(len(spec.claims) + len(spec.equations) for spec in specs)
+        deadline = time.monotonic() + timeout * (jobs + 1) + SLACK_SECONDS
         try:
             _send(self._requests, json.dumps(request).encode())
-            reply = _receive(self._replies)
+            reply = _receive(self._replies, deadline)
         except OSError:
             reply = None
         verdicts = _decoded(reply, len(specs))
@@ -95,14 +103,24 @@ class SympyServer:
         with contextlib.suppress(OSError):
             os.close(self._requests)
         with contextlib.suppress(OSError):
-            self._replies.close()
+            os.close(self._replies)
         pid, self.pid = self.pid, 0
-        # SIGTERM, not SIGKILL: the server unwinds, ending the workers it forked (a worker whose
-        # server is gone has nobody left to end it when it overruns).
+        # SIGTERM first: the server unwinds, ending the workers it forked (a worker whose server
+        # is gone has nobody left to end it when it overruns). SIGKILL if it does not go (it
+        # was stopped, say).
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
+            os.kill(pid, signal.SIGCONT)
+        give_up = time.monotonic() + 2.0
+        try:
+            while os.waitpid(pid, os.WNOHANG) == (0, 0):
+                if time.monotonic() > give_up:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    break
+                time.sleep(0.001)
+        except (ChildProcessError, ProcessLookupError):
+            pass
 
     def __enter__(self) -> SympyServer:
         return self
@@ -143,9 +161,8 @@ def _serve(requests: int, replies: int, preload: bool) -> None:  # pragma: no co
         from coursekit.verify.symbolic import sympy_module
 
         sympy_module()
-    with os.fdopen(requests, "rb") as incoming:
-        while (message := _receive(incoming)) is not None:
-            _send(replies, _answer(message))
+    while (message := _receive(requests)) is not None:
+        _send(replies, _answer(message))
 
 
 def _answer(message: bytes) -> bytes:  # pragma: no cover - runs in the server
@@ -169,14 +186,29 @@ def _send(fd: int, payload: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _receive(stream: BinaryIO) -> bytes | None:
-    """One message, or None at the end of the stream (or a message cut short)."""
-    head = stream.read(_LENGTH.size)
-    if len(head) < _LENGTH.size:
+def _receive(fd: int, deadline: float | None = None) -> bytes | None:
+    """One message, or None at the end of the stream, for a message cut short, or when the
+    deadline (time.monotonic) passes first."""
+    head = _read_exactly(fd, _LENGTH.size, deadline)
+    if head is None:
         return None
     (length,) = _LENGTH.unpack(head)
-    body = stream.read(length)
-    return body if len(body) == length else None
+    return _read_exactly(fd, length, deadline)
+
+
+def _read_exactly(fd: int, count: int, deadline: float | None) -> bytes | None:
+    chunks: list[bytes] = []
+    while count > 0:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+        chunk = os.read(fd, min(count, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        count -= len(chunk)
+    return b"".join(chunks)
 
 
 __all__ = ["SympyServer"]
