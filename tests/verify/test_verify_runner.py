@@ -335,6 +335,27 @@ def test_fingerprint_is_content_addressed() -> None:
     assert changed.fingerprint() != a.fingerprint()
 
 
+@pytest.mark.parametrize(
+    "claim",
+    [
+        {"id": "s", "kind": "solve", "equation": "x**2 + 1 = 0", "for": "x", "solutions": []},
+        {"id": "v", "kind": "identity", "lhs": "T", "rhs": "T", "variables": []},
+        {"id": "z", "kind": "shape", "expr": "T", "shape": []},
+    ],
+)
+def test_an_empty_list_is_not_a_missing_field(claim: dict[str, object]) -> None:
+    """`solutions: []` (the equation has no solutions) and no `solutions` at all (an invalid
+    solve claim) are different claims: they had one fingerprint, so the verdict cached for one
+    was replayed for the other (a pass replayed for a claim missing its solutions)."""
+    name = next(k for k, v in claim.items() if v == [])
+    given = MathsSpec.build(claims=[claim])
+    missing = MathsSpec.build(claims=[{k: v for k, v in claim.items() if k != name}])
+    assert given != missing
+    assert given.fingerprint() != missing.fingerprint()
+    for spec in (given, missing):
+        assert MathsSpec.from_json(json.loads(json.dumps(spec.to_json()))) == spec
+
+
 def test_importing_the_package_does_not_import_sympy() -> None:
     code = (
         "import sys, coursekit.verify as v\n"

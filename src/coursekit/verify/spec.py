@@ -27,7 +27,7 @@ from coursekit.verify.claims import Claim
 from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE, Status, Subject
 
 #: Bump when a change to the engine can change a verdict (part of the fingerprint).
-ENGINE_VERSION = "2"
+ENGINE_VERSION = "3"  # 3: an empty `solutions`/`variables` is no longer the field left out
 
 
 @dataclass(frozen=True)

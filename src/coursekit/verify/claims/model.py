@@ -108,14 +108,12 @@ class Claim:
         return cls(**kw)
 
     def to_json(self) -> dict[str, Any]:
+        """The fields that differ from their defaults: an empty list that means something
+        (`solutions: []`, `shape: []`) is kept, where a field left out is not written."""
         out: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            if (
-                v is None
-                or (v == () and f.name not in ("shape", "axes"))
-                or (f.name == "bound" and v == "theta")
-            ):
+            if v == f.default:
                 continue
             out[f.name] = (
                 [list(p) for p in v]
