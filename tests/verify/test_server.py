@@ -148,3 +148,44 @@ def test_a_server_that_never_answers_cannot_hang_the_check(monkeypatch: pytest.M
     assert time.monotonic() - started < 15
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
+
+
+def test_the_server_verifies_exactly_the_specs_it_is_given() -> None:
+    """Every lesson spec of the bundled course, and claims whose empty fields mean something
+    (sent as the specs' JSON, `solutions: []` came back as no `solutions`: a claim-false became
+    claim-invalid), get the same verdicts from the server as in this process."""
+    from coursekit.engine import load_context
+    from coursekit.project import find_project
+    from coursekit.rules import _lesson_maths
+
+    _, ctx = load_context(find_project(ROOT))
+    lessons = [lesson for c in ctx.course.chapters.values() for lesson in c.lessons.values()]
+    planned = [_lesson_maths._plan_lesson(ctx, lesson) for lesson in lessons]
+    course_specs = [p.spec for p in planned if p is not None]
+    assert len(course_specs) >= 3
+    empty = MathsSpec.build(
+        claims=[
+            {
+                "id": "none",
+                "kind": "solve",
+                "equation": "x**2 + 1 = 0",
+                "for": "x",
+                "solutions": [],
+            },
+            {
+                "id": "some",
+                "kind": "solve",
+                "equation": "x**2 - 1 = 0",
+                "for": "x",
+                "solutions": [],
+            },
+        ]
+    )
+    solved = verify_documents([empty], 10)[0]
+    assert [v.status for v in solved if v.subject == "claim"] == ["false", "false"]  # read, judged
+    all_specs = [*course_specs, empty]
+    started = SympyServer.start()
+    assert started is not None
+    with started as server:
+        there = server.verify(all_specs, 10, memory_mb=None, workers=2)
+    assert there == verify_documents(all_specs, 10, workers=2)

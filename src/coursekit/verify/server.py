@@ -3,11 +3,12 @@ the course.
 
 A worker forked from the process that loaded the course starts as large as the course (the
 pages are shared, but each one counts in the worker's resident set), and the parent grows by
-sympy itself (~45 MB) to fork it: at 1,000 chapters a one-claim edit peaked at 325 MB where the
-same run without sympy peaks at 278 MB. `check` therefore forks this server first, while the
+sympy itself (~45 MB) to fork it: at 1,000 chapters a one-claim edit peaked at ~315 MB where the
+same run without sympy peaks at ~280 MB. `check` therefore forks this server first, while the
 process is small (`SympyServer.start`); the server imports sympy when it is first asked (or at
 once, `preload`), and verifies what it is sent with `verify_documents`, forking its own workers
-from itself. Specs go to it and verdicts come back as plain data (their JSON) over two pipes.
+from itself. Specs go to it pickled (both ends are this program) and verdicts come back as
+their JSON, over two pipes.
 
 When the server cannot answer (it died, a pipe broke, it raised), `verify` returns None and
 the caller verifies in-process as before: a lost server costs time, never a verdict.
@@ -19,6 +20,7 @@ import contextlib
 import gc
 import json
 import os
+import pickle
 import select
 import signal
 import struct
@@ -74,18 +76,16 @@ class SympyServer:
         """`verify_documents(specs, ...)` as the server computes it, or None when it cannot."""
         if self.pid <= 0:
             return None
-        request = {
-            "specs": [spec.to_json() for spec in specs],
-            "timeout": timeout,
-            "memory_mb": memory_mb,
-            "workers": workers,
-        }
+        # Pickled, not the specs' JSON: the server must verify exactly the specs this process
+        # would have, not what a JSON round trip keeps of them (it once lost `solutions: []`).
+        # Both ends are this program; the verdicts return as JSON.
+        request = pickle.dumps((list(specs), timeout, memory_mb, workers))
         # However the server fares, `check` must end: past what every job's own limit allows,
         # the parent gives up on it and verifies in-process, where the limits are its own.
         jobs = sum(len(spec.claims) + len(spec.equations) for spec in specs)
         deadline = time.monotonic() + timeout * (jobs + 1) + SLACK_SECONDS
         try:
-            _send(self._requests, json.dumps(request).encode())
+            _send(self._requests, request)
             reply = _receive(self._replies, deadline)
         except OSError:
             reply = None
@@ -167,14 +167,8 @@ def _serve(requests: int, replies: int, preload: bool) -> None:  # pragma: no co
 
 def _answer(message: bytes) -> bytes:  # pragma: no cover - runs in the server
     try:
-        request = json.loads(message)
-        specs = [MathsSpec.from_json(spec) for spec in request["specs"]]
-        checked = verify_documents(
-            specs,
-            float(request["timeout"]),
-            memory_mb=request["memory_mb"],
-            workers=int(request["workers"]),
-        )
+        specs, timeout, memory_mb, workers = pickle.loads(message)
+        checked = verify_documents(specs, timeout, memory_mb=memory_mb, workers=workers)
     except Exception as exc:  # the parent verifies in-process, and reports what that raises
         return json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
     return json.dumps({"verdicts": [[v.to_json() for v in doc] for doc in checked]}).encode()
