@@ -189,3 +189,36 @@ def test_the_server_verifies_exactly_the_specs_it_is_given() -> None:
     with started as server:
         there = server.verify(all_specs, 10, memory_mb=None, workers=2)
     assert there == verify_documents(all_specs, 10, workers=2)
+
+
+@pytest.mark.parametrize(
+    ("cores", "load", "idle"),
+    [
+        (2, 0.3, True),
+        (2, 1.2, True),
+        (2, 1.6, False),
+        (2, 2.4, False),
+        (1, 0.0, False),
+        (8, 6.0, True),
+    ],
+)
+def test_sympy_is_imported_ahead_only_on_an_idle_core(
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, idle: bool
+) -> None:
+    """Importing sympy ahead costs ~0.3 s of another core when the run verifies nothing: on a
+    busy machine (the test suite, two checks per core) that was 20 s of a 114 s run."""
+    from coursekit.commands import check
+
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert check._idle_core() is idle
+
+
+def test_no_load_average_is_no_idle_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    from coursekit.commands import check
+
+    def unavailable() -> tuple[float, float, float]:
+        raise OSError("no load average here")
+
+    monkeypatch.setattr(os, "getloadavg", unavailable)
+    assert check._idle_core() is False
