@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -138,14 +139,33 @@ def test_a_server_that_never_answers_cannot_hang_the_check(monkeypatch: pytest.M
     from coursekit.verify import server as module
 
     monkeypatch.setattr(module, "SLACK_SECONDS", 0.3)
+
+    def hung(signum: int, frame: object) -> None:
+        raise AssertionError("the parent waited on a server that answers nothing")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(30)  # fail, rather than hang the suite, if the deadline is ever lost
+    try:
+        _never_answers()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _never_answers() -> None:
     server = SympyServer.start()
     assert server is not None
     pid = server.pid
-    os.kill(pid, signal.SIGSTOP)  # alive, holding its pipes, answering nothing
+    os.kill(pid, signal.SIGSTOP)  # alive, holding its pipes, reading and answering nothing
+    # more than a pipe holds (distinct specs: pickle writes a repeated object once), so the
+    # request itself waits on the server
+    many = [MathsSpec.build(formulas={"f": f"T + {i}"}) for i in range(3000)]
+    assert len(pickle.dumps(many)) > 1 << 17
     started = time.monotonic()
-    assert verify_documents(specs(), 0.2, server=server) == verify_documents(specs(), 0.2)
-    assert server.pid == 0  # given up on, ended and reaped
+    assert server.verify(many, 0.5, memory_mb=None, workers=1) is None
     assert time.monotonic() - started < 15
+    assert server.pid == 0  # given up on, ended and reaped
+    assert verify_documents(specs(), 0.2, server=server) == verify_documents(specs(), 0.2)
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
 

@@ -63,6 +63,7 @@ class SympyServer:
                 os._exit(0)
         os.close(requests_r)
         os.close(replies_w)
+        os.set_blocking(requests_w, False)  # sent against a deadline (_send)
         return cls(pid, requests_w, replies_r)
 
     def verify(
@@ -85,8 +86,8 @@ class SympyServer:
         jobs = sum(len(spec.claims) + len(spec.equations) for spec in specs)
         deadline = time.monotonic() + timeout * (jobs + 1) + SLACK_SECONDS
         try:
-            _send(self._requests, request)
-            reply = _receive(self._replies, deadline)
+            sent = _send(self._requests, request, deadline)
+            reply = _receive(self._replies, deadline) if sent else None
         except OSError:
             reply = None
         verdicts = _decoded(reply, len(specs))
@@ -174,10 +175,21 @@ def _answer(message: bytes) -> bytes:  # pragma: no cover - runs in the server
     return json.dumps({"verdicts": [[v.to_json() for v in doc] for doc in checked]}).encode()
 
 
-def _send(fd: int, payload: bytes) -> None:
+def _send(fd: int, payload: bytes, deadline: float | None = None) -> bool:
+    """Write one message; False when the deadline (time.monotonic) passes first (a request
+    larger than the pipe's buffer waits for the server to read it). With a deadline `fd` must
+    be non-blocking: a blocking write of more than the pipe holds would wait past it."""
     view = memoryview(_LENGTH.pack(len(payload)) + payload)
     while view:
-        view = view[os.write(fd, view) :]
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                return False
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            continue  # the pipe filled up again: wait for room
+    return True
 
 
 def _receive(fd: int, deadline: float | None = None) -> bytes | None:
