@@ -56,31 +56,45 @@ def specs() -> list[MathsSpec]:
 
 def test_the_server_gives_the_verdicts_verify_documents_gives_here() -> None:
     here = verify_documents(specs(), 10, workers=2)
-    started = SympyServer.start()
-    assert started is not None
-    with started as server:
+    with SympyServer() as server:
         there = server.verify(specs(), 10, memory_mb=None, workers=2)
+        pid = server.pid
         again = verify_documents(specs(), 10, workers=2, server=server)
-        assert server.answered == 2
+        assert server.answered == 2 and server.pid == pid != os.getpid()  # one server, reused
     assert there == here == again
     statuses = [v.status for v in here[0]]
     assert "ok" in statuses and "false" in statuses, here  # the spec exercises both outcomes
 
 
+def test_a_server_that_is_not_asked_is_not_started() -> None:
+    with SympyServer() as server:
+        pass
+    assert server.process is None and server.answered == 0
+
+
 def test_a_server_that_died_costs_no_verdict() -> None:
-    server = SympyServer.start()
-    assert server is not None
+    server = SympyServer()
+    assert server._started()
     os.kill(server.pid, signal.SIGKILL)  # as the OOM killer would
     assert server.verify(specs(), 10, memory_mb=None, workers=1) is None
-    assert server.pid == 0  # closed and reaped: it is not asked again
+    assert server.pid == 0  # closed and reaped
+    assert not server._started()  # and not started again
     # verify_documents falls back to this process, with the same verdicts as without a server
     assert verify_documents(specs(), 10, server=server) == verify_documents(specs(), 10)
     server.close()  # closing twice is harmless
 
 
+def test_a_server_that_cannot_start_costs_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    server = SympyServer()
+    assert verify_documents(specs(), 10, server=server) == verify_documents(specs(), 10)
+    assert server.process is None
+    server.close()
+
+
 def test_close_ends_the_server() -> None:
-    server = SympyServer.start(preload=True)  # importing sympy: SIGTERM unwinds the import
-    assert server is not None
+    server = SympyServer()
+    assert server._started()
     pid = server.pid
     server.close()
     with pytest.raises(ChildProcessError):  # already reaped by close()
@@ -153,8 +167,8 @@ def test_a_server_that_never_answers_cannot_hang_the_check(monkeypatch: pytest.M
 
 
 def _never_answers() -> None:
-    server = SympyServer.start()
-    assert server is not None
+    server = SympyServer()
+    assert server._started()
     pid = server.pid
     os.kill(pid, signal.SIGSTOP)  # alive, holding its pipes, reading and answering nothing
     # more than a pipe holds (distinct specs: pickle writes a repeated object once), so the
@@ -204,41 +218,6 @@ def test_the_server_verifies_exactly_the_specs_it_is_given() -> None:
     solved = verify_documents([empty], 10)[0]
     assert [v.status for v in solved if v.subject == "claim"] == ["false", "false"]  # read, judged
     all_specs = [*course_specs, empty]
-    started = SympyServer.start()
-    assert started is not None
-    with started as server:
+    with SympyServer() as server:
         there = server.verify(all_specs, 10, memory_mb=None, workers=2)
     assert there == verify_documents(all_specs, 10, workers=2)
-
-
-@pytest.mark.parametrize(
-    ("cores", "load", "idle"),
-    [
-        (2, 0.3, True),
-        (2, 1.2, True),
-        (2, 1.6, False),
-        (2, 2.4, False),
-        (1, 0.0, False),
-        (8, 6.0, True),
-    ],
-)
-def test_sympy_is_imported_ahead_only_on_an_idle_core(
-    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, idle: bool
-) -> None:
-    """Importing sympy ahead costs ~0.3 s of another core when the run verifies nothing: on a
-    busy machine (the test suite, two checks per core) that was 20 s of a 114 s run."""
-    from coursekit.commands import check
-
-    monkeypatch.setattr(os, "cpu_count", lambda: cores)
-    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
-    assert check._idle_core() is idle
-
-
-def test_no_load_average_is_no_idle_core(monkeypatch: pytest.MonkeyPatch) -> None:
-    from coursekit.commands import check
-
-    def unavailable() -> tuple[float, float, float]:
-        raise OSError("no load average here")
-
-    monkeypatch.setattr(os, "getloadavg", unavailable)
-    assert check._idle_core() is False

@@ -122,35 +122,16 @@ def write_report(path: Path, text: str) -> None:
 
 
 def _sympy_server(options: Options) -> Any:
-    """A sympy server forked now, before the course loads, while this process is small
-    (coursekit.verify.server), when the run may verify formulas; else a context holding None.
-
-    With a core to spare it imports sympy at once, while this process loads the course: a
-    one-claim edit at 100 chapters then takes 0.59 s instead of 0.72 s. A run that verifies
-    nothing ends the server when it ends, import finished or not: ~0.3 s of another core's
-    time. So the core must really be idle (the load average says so): on a busy machine that
-    time is taken from other work (the test suite, two checks per core, took 134 s instead of
-    114 s), and the server imports sympy when first asked."""
+    """Where this run verifies formulas (coursekit.verify.server): a server that starts when
+    first asked, so a run that verifies nothing pays nothing; a context holding None when the
+    run verifies no formula."""
     import contextlib
 
     if not options.formulas:
         return contextlib.nullcontext(None)
     from coursekit.verify.server import SympyServer
 
-    return SympyServer.start(preload=_idle_core()) or contextlib.nullcontext(None)
-
-
-def _idle_core() -> bool:
-    """Whether a core sits idle: the last minute's load average (checks run back to back count
-    for one) is at least half a core short of the cores."""
-    import os
-
-    cores = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except OSError:  # not available here: assume busy
-        return False
-    return cores > 1 and load < cores - 0.5
+    return SympyServer()
 
 
 class UnknownFormat(ValueError):

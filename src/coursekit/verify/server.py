@@ -1,29 +1,30 @@
-"""sympy in a process forked before the course loads, so that neither it nor its workers carry
-the course.
+"""sympy in a process of its own, so that neither it nor its workers carry the loaded course.
 
 A worker forked from the process that loaded the course starts as large as the course (the
 pages are shared, but each one counts in the worker's resident set), and the parent grows by
 sympy itself (~45 MB) to fork it: at 1,000 chapters a one-claim edit peaked at ~315 MB where the
-same run without sympy peaks at ~280 MB. `check` therefore forks this server first, while the
-process is small (`SympyServer.start`); the server imports sympy when it is first asked (or at
-once, `preload`), and verifies what it is sent with `verify_documents`, forking its own workers
-from itself. Specs go to it pickled (both ends are this program) and verdicts come back as
-their JSON, over two pipes.
+same run without sympy peaks at ~280 MB. So `check` verifies through a `SympyServer`: on the
+first request it starts a fresh interpreter (`python -c`, the same interpreter and import
+path), which imports sympy, verifies what it is sent with `verify_documents` and forks its own
+workers from itself. A run that verifies nothing starts nothing and pays nothing. Specs go to
+it pickled (both ends are this program) and verdicts come back as their JSON, over two pipes.
 
-When the server cannot answer (it died, a pipe broke, it raised), `verify` returns None and
-the caller verifies in-process as before: a lost server costs time, never a verdict.
+When the server cannot answer (it did not start, died, broke a pipe, raised, or overran every
+job's limit), `verify` returns None and the caller verifies in-process as before: a lost server
+costs time, never a verdict, and never hangs the run.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
 import pickle
 import select
 import signal
 import struct
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 
@@ -37,34 +38,52 @@ SLACK_SECONDS = 60.0
 
 
 class SympyServer:
-    """The parent's end of a forked verification server (`start`, `verify`, `close`)."""
+    """The parent's end of the verification server: started by the first `verify`, ended by
+    `close` (or the `with` block)."""
 
-    def __init__(self, pid: int, requests: int, replies: int) -> None:
-        self.pid = pid
-        self._requests = requests
-        self._replies = replies
+    def __init__(self) -> None:
+        self.process: subprocess.Popen[bytes] | None = None
+        self._requests = -1
+        self._replies = -1
+        self._failed = False  # a server that failed once is not asked (nor started) again
         self.answered = 0  # requests the server answered (the rest were verified in-process)
 
-    @classmethod
-    def start(cls, preload: bool = False) -> SympyServer | None:
-        """Fork the server now (None where there is no `os.fork`). With `preload` it imports
-        sympy at once, on another core while this process goes on, rather than when asked."""
-        if not hasattr(os, "fork"):  # pragma: no cover - not Linux/macOS
-            return None
+    def _started(self) -> bool:
+        if self.process is not None:
+            return True
+        if self._failed:
+            return False
         requests_r, requests_w = os.pipe()
         replies_r, replies_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child's coverage is not collected
-            try:
-                os.close(requests_w)
-                os.close(replies_r)
-                _serve(requests_r, replies_w, preload)
-            finally:
-                os._exit(0)
-        os.close(requests_r)
-        os.close(replies_w)
+        # The same interpreter and import path as this process (an editable install, a
+        # source checkout on PYTHONPATH), nothing of its stdio.
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _SERVE, str(requests_r), str(replies_w)],
+                pass_fds=(requests_r, replies_w),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
+        except (OSError, ValueError):
+            for fd in (requests_r, requests_w, replies_r, replies_w):
+                os.close(fd)
+            self._failed = True
+            return False
+        finally:
+            if self.process is not None:
+                os.close(requests_r)
+                os.close(replies_w)
+        self._requests, self._replies = requests_w, replies_r
         os.set_blocking(requests_w, False)  # sent against a deadline (_send)
-        return cls(pid, requests_w, replies_r)
+        return True
+
+    @property
+    def pid(self) -> int:
+        """The server's process id (0 when none runs)."""
+        return self.process.pid if self.process is not None else 0
 
     def verify(
         self,
@@ -75,7 +94,7 @@ class SympyServer:
         workers: int = 1,
     ) -> list[list[Verdict]] | None:
         """`verify_documents(specs, ...)` as the server computes it, or None when it cannot."""
-        if self.pid <= 0:
+        if not self._started():
             return None
         # Pickled, not the specs' JSON: the server must verify exactly the specs this process
         # would have, not what a JSON round trip keeps of them (it once lost `solutions: []`).
@@ -92,36 +111,31 @@ class SympyServer:
             reply = None
         verdicts = _decoded(reply, len(specs))
         if verdicts is None:
-            self.close()  # a server that failed once is not asked again
+            self._failed = True  # not asked, nor started, again
+            self.close()
             return None
         self.answered += 1
         return verdicts
 
     def close(self) -> None:
-        """End the server (and any worker of its) and reap it."""
-        if self.pid <= 0:
+        """End the server (and any worker of its) and reap it; nothing when none started."""
+        process, self.process = self.process, None
+        if process is None:
             return
-        with contextlib.suppress(OSError):
-            os.close(self._requests)
-        with contextlib.suppress(OSError):
-            os.close(self._replies)
-        pid, self.pid = self.pid, 0
+        for fd in (self._requests, self._replies):
+            with contextlib.suppress(OSError):
+                os.close(fd)
         # SIGTERM first: the server unwinds, ending the workers it forked (a worker whose server
         # is gone has nobody left to end it when it overruns). SIGKILL if it does not go (it
         # was stopped, say).
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-            os.kill(pid, signal.SIGCONT)
-        give_up = time.monotonic() + 2.0
+            process.terminate()
+            os.kill(process.pid, signal.SIGCONT)
         try:
-            while os.waitpid(pid, os.WNOHANG) == (0, 0):
-                if time.monotonic() > give_up:
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
-                    break
-                time.sleep(0.001)
-        except (ChildProcessError, ProcessLookupError):
-            pass
+            process.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
     def __enter__(self) -> SympyServer:
         return self
@@ -148,20 +162,14 @@ def _stop(signum: int, frame: object) -> None:  # pragma: no cover - runs in the
     raise SystemExit(0)
 
 
-def _serve(requests: int, replies: int, preload: bool) -> None:  # pragma: no cover - child
-    """Answer each request until the parent closes its end."""
+# What the server's interpreter runs (`python -c`): the pipes' descriptors are its arguments.
+_SERVE = "import sys; from coursekit.verify.server import serve; serve(*map(int, sys.argv[1:3]))"
+
+
+def serve(requests: int, replies: int) -> None:  # pragma: no cover - runs in the server
+    """Answer each request until the parent closes its end (or ends the server)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, _stop)
-    # Nothing of the parent's output is the server's: a pipe it held open (a pre-commit hook
-    # reading our stdout) would wait for the server too.
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    gc.freeze()  # what the parent built is never garbage here
-    if preload:
-        from coursekit.verify.symbolic import sympy_module
-
-        sympy_module()
     while (message := _receive(requests)) is not None:
         _send(replies, _answer(message))
 
@@ -217,4 +225,4 @@ def _read_exactly(fd: int, count: int, deadline: float | None) -> bytes | None:
     return b"".join(chunks)
 
 
-__all__ = ["SympyServer"]
+__all__ = ["SympyServer", "serve"]
