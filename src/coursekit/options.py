@@ -36,7 +36,7 @@ class Options:
     `--structural`). `jobs`: parallel workers (0: one per core). `progress`: called as programs
     finish. `notes`: a list rules append one-line remarks to, printed under the summary.
     `problem_confirmed`: a callable taking a `Problem` that overrides the programs' verdicts.
-    `sympy`: a server to verify formulas in (`check` forks one before the course loads).
+    `sympy`: a server to verify formulas in (`check` gives one that starts when first asked).
     """
 
     exec: bool = True
