@@ -221,3 +221,20 @@ def test_the_server_verifies_exactly_the_specs_it_is_given() -> None:
     with SympyServer() as server:
         there = server.verify(all_specs, 10, memory_mb=None, workers=2)
     assert there == verify_documents(all_specs, 10, workers=2)
+
+
+def test_the_server_imports_nothing_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check` runs in the author's repository: a `sympy.py` there (hostile, or a stray file)
+    must not be what the server imports (`python -c` puts the working directory first)."""
+    marker = tmp_path / "ran"
+    (tmp_path / "sympy.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\nraise ImportError('not sympy')\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    with SympyServer() as server:
+        there = server.verify(specs(), 10, memory_mb=None, workers=1)
+        assert server.answered == 1
+    assert there == verify_documents(specs(), 10)
+    assert not marker.exists()

@@ -56,11 +56,13 @@ class SympyServer:
         requests_r, requests_w = os.pipe()
         replies_r, replies_w = os.pipe()
         # The same interpreter and import path as this process (an editable install, a
-        # source checkout on PYTHONPATH), nothing of its stdio.
+        # source checkout on PYTHONPATH), nothing of its stdio. `-P`: `python -c` would put the
+        # working directory first on the path, and a course repository holding `sympy.py`
+        # would then run its own code here.
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", _SERVE, str(requests_r), str(replies_w)],
+                [sys.executable, "-P", "-c", _SERVE, str(requests_r), str(replies_w)],
                 pass_fds=(requests_r, replies_w),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
