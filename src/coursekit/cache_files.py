@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,14 +79,15 @@ def inside_cache(path: Path) -> bool:
     return os.path.realpath(path.parent) == os.path.normpath(expected)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """A cache entry, written whole or not at all (not fsynced: a lost entry is a miss)."""
-    from coursekit.atomic import atomic_write_bytes  # only writers pay for tempfile
+def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """A cache entry (its bytes, or chunks of them never held together), written whole or not
+    at all (not fsynced: a lost entry is a miss)."""
+    from coursekit.atomic import atomic_write_chunks  # only writers pay for tempfile
 
     if not inside_cache(path):
         raise OSError(f"{path}: the cache folder is reached through a symbolic link; not written")
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, data, durable=False)
+    atomic_write_chunks(path, (data,) if isinstance(data, bytes) else data)
 
 
 def _read_json(path: Path) -> Any | None:
@@ -133,13 +134,8 @@ def _chunks(value: Any, spread: int) -> Iterator[bytes]:
 
 def _write_json(path: Path, value: Any, spread: int = 0) -> bool:
     """Write `value` as JSON, streamed (see `_chunks` for `spread`); False when it could not be."""
-    from coursekit.atomic import atomic_write_chunks  # only writers pay for tempfile
-
     try:
-        if not inside_cache(path):
-            return False  # the cache folder is reached through a symbolic link
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_chunks(path, _chunks(value, spread))
+        atomic_write(path, _chunks(value, spread))
     except (OSError, TypeError, ValueError, RecursionError):
         return False
     return True

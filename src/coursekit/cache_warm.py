@@ -37,7 +37,7 @@ from coursekit import warm
 from coursekit.cache import _prune
 from coursekit.cache_env import package_entries
 from coursekit.cache_files import CACHE_DIR, _prepare, atomic_write, cache_root
-from coursekit.cache_tree import RACY_NS
+from coursekit.cache_tree import stamp_is_racy
 
 if TYPE_CHECKING:
     from coursekit.project import Project
@@ -101,9 +101,10 @@ def save(root: Path, watched: list[bytes], output: str, code: int, now_ns: int =
 
 
 def racy(flat: Sequence[int], now_ns: int) -> bool:
-    """Whether any stamp changed within RACY_NS of `now_ns` (its mtime or ctime)."""
+    """Whether any stamp changed within RACY_NS of `now_ns` (its mtime or ctime: a warm stamp
+    is the file type and mode, then a `cache_tree.file_stamp`)."""
     size = len(warm.ABSENT)
-    return any(max(flat[i + 1], flat[i + 2]) >= now_ns - RACY_NS for i in range(0, len(flat), size))
+    return any(stamp_is_racy(flat[i + 1 : i + size], now_ns) for i in range(0, len(flat), size))
 
 
 def watched_paths(
