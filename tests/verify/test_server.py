@@ -199,20 +199,8 @@ def test_the_server_verifies_exactly_the_specs_it_is_given() -> None:
     assert len(course_specs) >= 3
     empty = MathsSpec.build(
         claims=[
-            {
-                "id": "none",
-                "kind": "solve",
-                "equation": "x**2 + 1 = 0",
-                "for": "x",
-                "solutions": [],
-            },
-            {
-                "id": "some",
-                "kind": "solve",
-                "equation": "x**2 - 1 = 0",
-                "for": "x",
-                "solutions": [],
-            },
+            {"id": name, "kind": "solve", "equation": equation, "for": "x", "solutions": []}
+            for name, equation in (("none", "x**2 + 1 = 0"), ("some", "x**2 - 1 = 0"))
         ]
     )
     solved = verify_documents([empty], 10)[0]

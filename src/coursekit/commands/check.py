@@ -31,9 +31,10 @@ def run_cached(
 
     `settled(output, code, entries)` is called when the whole-run cache replays a run: its
     inputs are then known unchanged since a run that stored it (the warm path's record,
-    coursekit.cache_warm); `entries` are the course's files and folders the cache just stat-ed. Not after a run that computed its output: that follows an edit, and
-    recording it (a stat of every watched path, a record of the whole output) would add ~0.15 s
-    to every edit of a 1,000-chapter course for a replay the next unchanged run records anyway.
+    coursekit.cache_warm); `entries` are the course's files and folders the cache just
+    stat-ed. Not after a run that computed its output: that follows an edit, and recording it
+    (a stat of every watched path, a record of the whole output) would add ~0.15 s to every
+    edit of a 1,000-chapter course for a replay the next unchanged run records anyway.
     """
     if not use_cache:
         _known_format(output_format)

@@ -60,7 +60,7 @@ class SympyServer:
         # working directory first on the path, and a course repository holding `sympy.py`
         # would then run its own code here.
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        try:
+        with contextlib.suppress(OSError, ValueError):  # no interpreter to start: below
             self.process = subprocess.Popen(
                 [sys.executable, "-P", "-c", _SERVE, str(requests_r), str(replies_w)],
                 pass_fds=(requests_r, replies_w),
@@ -69,15 +69,13 @@ class SympyServer:
                 stderr=subprocess.DEVNULL,
                 env=env,
             )
-        except (OSError, ValueError):
-            for fd in (requests_r, requests_w, replies_r, replies_w):
-                os.close(fd)
+        os.close(requests_r)  # the server's ends: it holds its own copies, if it started
+        os.close(replies_w)
+        if self.process is None:
+            os.close(requests_w)
+            os.close(replies_r)
             self._failed = True
             return False
-        finally:
-            if self.process is not None:
-                os.close(requests_r)
-                os.close(replies_w)
         self._requests, self._replies = requests_w, replies_r
         os.set_blocking(requests_w, False)  # sent against a deadline (_send)
         return True
@@ -191,10 +189,8 @@ def _send(fd: int, payload: bytes, deadline: float | None = None) -> bool:
     be non-blocking: a blocking write of more than the pipe holds would wait past it."""
     view = memoryview(_LENGTH.pack(len(payload)) + payload)
     while view:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([], [fd], [], left)[1]:
-                return False
+        if not _ready(fd, deadline, writing=True):
+            return False
         try:
             view = view[os.write(fd, view) :]
         except BlockingIOError:
@@ -215,16 +211,28 @@ def _receive(fd: int, deadline: float | None = None) -> bytes | None:
 def _read_exactly(fd: int, count: int, deadline: float | None) -> bytes | None:
     chunks: list[bytes] = []
     while count > 0:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                return None
+        if not _ready(fd, deadline):
+            return None
         chunk = os.read(fd, min(count, 1 << 20))
         if not chunk:
             return None
         chunks.append(chunk)
         count -= len(chunk)
     return b"".join(chunks)
+
+
+def _ready(fd: int, deadline: float | None, writing: bool = False) -> bool:
+    """Whether `fd` can be read (or written) before the deadline (time.monotonic; None: no
+    deadline, and a blocking call waits)."""
+    if deadline is None:
+        return True
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return False
+    readable, writable, _ = select.select(
+        [] if writing else [fd], [fd] if writing else [], [], left
+    )
+    return bool(writable if writing else readable)
 
 
 __all__ = ["SympyServer", "serve"]
