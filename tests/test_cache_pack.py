@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from coursekit import cache
-from coursekit.cache_files import FORMAT
-from coursekit.cache_pack import PACK
+from coursekit.cache_files import FORMAT, read_records, write_records
+from coursekit.cache_pack import MAGIC, PACK, PackedStore
 from coursekit.commands.check import run_cached
 from coursekit.options import Options
 from coursekit.project import find_project
@@ -37,8 +37,12 @@ def _check(course: Path, use_cache: bool = True) -> str:
 
 def _pack(course: Path) -> dict[str, dict[str, object]]:
     path = course.parent / cache.CACHE_DIR / FORMAT / PACK
-    entries = json.loads(path.read_text(encoding="utf-8"))["entries"]
-    assert isinstance(entries, dict)
+    records = read_records(path, MAGIC)
+    assert records is not None, "the pack is not a stream of records"
+    assert records[0] == cache.DiskStore(course.parent).salt
+    entries: dict[str, dict[str, object]] = {}
+    for namespace, key, value in records[1:]:
+        entries.setdefault(namespace, {})[key] = value
     return entries
 
 
@@ -81,12 +85,24 @@ def test_the_pack_holds_one_runs_entries(course: Path) -> None:
     assert {ns: len(entries) for ns, entries in _pack(course).items()} == first
 
 
+def _rewrite(path: Path, records: list[object]) -> None:
+    assert write_records(path, MAGIC, records)
+
+
 @pytest.mark.parametrize(
     "damage",
     [
         lambda p: p.write_text("{not json", encoding="utf-8"),
-        lambda p: p.write_text(json.dumps({"salt": "other", "entries": {"yaml": {}}}), "utf-8"),
         lambda p: p.write_text(json.dumps({"salt": "x", "entries": []}), encoding="utf-8"),
+        lambda p: p.write_bytes(p.read_bytes()[:-1]),  # truncated: the CRC is cut
+        lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),
+        lambda p: p.write_bytes(p.read_bytes() + b"0"),  # trailing bytes
+        lambda p: p.write_bytes(p.read_bytes().replace(b"II.2", b"II.3", 1)),  # one byte off
+        lambda p: p.write_bytes(b"coursekit-pack\0" + b"0\0" + p.read_bytes()[len(MAGIC) :]),
+        lambda p: _rewrite(p, ["another salt", ("yaml", "k", 1)]),
+        lambda p: _rewrite(p, [read_records(p, MAGIC)[0], ("yaml", "k")]),  # type: ignore[index]
+        lambda p: _rewrite(p, [read_records(p, MAGIC)[0], (b"yaml", "k", 1)]),  # type: ignore[index]
+        lambda p: _rewrite(p, []),
     ],
 )
 def test_a_damaged_or_foreign_pack_is_a_miss(course: Path, damage: object) -> None:
@@ -94,6 +110,7 @@ def test_a_damaged_or_foreign_pack_is_a_miss(course: Path, damage: object) -> No
     path = course.parent / cache.CACHE_DIR / FORMAT / PACK
     assert callable(damage)
     damage(path)
+    assert PackedStore(cache.DiskStore(course.parent))._entries() == {}
     _edit(course, 1)
     assert _check(course) == _check(course, use_cache=False)
 
@@ -101,16 +118,27 @@ def test_a_damaged_or_foreign_pack_is_a_miss(course: Path, damage: object) -> No
 def test_a_pack_entry_under_the_right_salt_is_served(course: Path) -> None:
     """The pack is what is read: a (planted) entry in it is what the run sees."""
     _check(course)
-    path = course.parent / cache.CACHE_DIR / FORMAT / PACK
-    pack = json.loads(path.read_text(encoding="utf-8"))
     store = cache.DiskStore(course.parent)
-    assert pack["salt"] == store.salt
-    from coursekit.cache_pack import PackedStore
+    path = course.parent / cache.CACHE_DIR / FORMAT / PACK
+    _rewrite(path, [store.salt, ("planted", "key", {"value": [1, "two"]})])
+    assert PackedStore(store).get("planted", "key") == {"value": [1, "two"]}
 
-    packed = PackedStore(store)
-    namespace, entries = next(iter(pack["entries"].items()))
-    key, value = next(iter(entries.items()))
-    assert packed.get(namespace, key) == value
+
+def test_a_value_computed_this_run_is_packed_as_its_entry_reads_back(tmp_path: Path) -> None:
+    """The next run reads from the pack what it would read from the DiskStore's JSON entry:
+    tuples as lists, keys as strings; a value JSON cannot hold is in neither."""
+    root = tmp_path / "project"
+    root.mkdir()
+    store = PackedStore(cache.DiskStore(root))
+    store.put("ns", "tuple", (1, ("a", 2.5)))
+    store.put("ns", "keys", {1: "one"})
+    store.put("ns", "object", {"x": object()})
+    assert store.save()
+    again = PackedStore(cache.DiskStore(root))
+    assert again.get("ns", "tuple") == [1, ["a", 2.5]]
+    assert again.get("ns", "keys") == {"1": "one"}
+    assert again.get("ns", "object") is None
+    assert cache.DiskStore(root).get("ns", "tuple") == again.get("ns", "tuple")
 
 
 VALUES: list[object] = [
@@ -127,39 +155,50 @@ VALUES: list[object] = [
 
 
 @pytest.mark.parametrize("value", VALUES)
-@pytest.mark.parametrize("spread", [0, 1, 3, 9])
-def test_written_entry_by_entry_the_bytes_are_json_dumps(
-    tmp_path: Path, value: object, spread: int
-) -> None:
+def test_records_read_back_as_written(tmp_path: Path, value: object) -> None:
+    path = tmp_path / cache.CACHE_DIR / "v1" / "x.bin"
+    records = [value, ("a", value), [value, value]]
+    assert write_records(path, b"magic\0", records)
+    assert repr(read_records(path, b"magic\0")) == repr(records)  # nan != nan: compare reprs
+    assert read_records(path, b"other\0") is None
+
+
+def test_a_value_marshal_cannot_hold_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / cache.CACHE_DIR / "v1" / "x.bin"
+    assert write_records(path, b"magic\0", ["before"])
+    assert not write_records(path, b"magic\0", ["a", object()])
+    assert read_records(path, b"magic\0") == ["before"]  # the old file, whole
+
+
+def test_a_json_entry_is_json_dumps(tmp_path: Path) -> None:
     from coursekit.cache_files import _write_json
 
     path = tmp_path / cache.CACHE_DIR / "v1" / "x.json"
-    assert _write_json(path, value, spread=spread)
-    expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
-    assert path.read_bytes() == expected.encode("utf-8")
+    for value in VALUES:
+        assert _write_json(path, value)
+        expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+        assert path.read_bytes() == expected.encode("utf-8")
 
 
-def test_writing_the_pack_does_not_hold_every_token_at_once(tmp_path: Path) -> None:
-    """Regression: the one-shot encoder peaked at ~5x the pack's size (94 MB for 19 MB at
-    1,000 chapters): one character outside the BMP anywhere (course maths: 𝔼) makes the whole
-    text 4 bytes a character before it is encoded. Entry by entry, only that entry is."""
+def test_writing_the_pack_does_not_hold_it_whole(tmp_path: Path) -> None:
+    """The pack is written record by record: at 1,000 chapters it is ~18 MB, and a writer
+    that built it whole first (the one-shot JSON encoder: ~5x its size) raised the run's peak
+    memory by that much."""
     import tracemalloc
-
-    from coursekit.cache_files import _write_json
 
     entries = {
         f"{n:064x}:0": {"data": {"id": f"I.{n}", "items": [{"lesson": f"l{i}"} for i in range(30)]}}
         for n in range(3000)
     }
     entries["wide"] = {"data": {"title": "The expectation 𝔼[X]"}}
-    pack = {"salt": "s", "entries": {"yaml": entries}}
-    path = tmp_path / cache.CACHE_DIR / "v1" / "pack.json"
+    records = [("yaml", key, value) for key, value in entries.items()]
+    path = tmp_path / cache.CACHE_DIR / "v1" / PACK
     tracemalloc.start()
     try:
-        assert _write_json(path, pack, spread=3)
+        assert write_records(path, MAGIC, ["s", *records])
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     size = path.stat().st_size
-    assert json.loads(path.read_bytes()) == pack
-    assert peak < 3 * size, (peak, size)
+    assert read_records(path, MAGIC) == ["s", *records]
+    assert peak < size / 4, (peak, size)

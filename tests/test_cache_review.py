@@ -74,13 +74,15 @@ def _stamp(path: Path) -> list[int]:
 def test_a_damaged_stat_table_is_a_miss_not_a_crash(
     project: Path, damage: Callable[[list[int]], object]
 ) -> None:
-    import json
+    from coursekit.cache_tree import STAT_TABLE, read_table, write_table
 
     truth = _check(project, "--no-cache")
     assert _check(project) == truth
-    table = project / ".coursekit_cache/v1/files.json"
-    assert table.is_file()
-    table.write_text(json.dumps(damage(_stamp(project / "course/course.yaml"))))
+    table = project / ".coursekit_cache/v1" / STAT_TABLE
+    assert read_table(table) is not None
+    damaged = damage(_stamp(project / "course/course.yaml"))
+    assert isinstance(damaged, dict)
+    assert write_table(table, damaged)
     assert _check(project) == truth
     assert _check(project) == truth
 

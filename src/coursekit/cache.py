@@ -73,7 +73,7 @@ from coursekit.cache_files import (
     inside_cache,
     sha256,
 )
-from coursekit.cache_tree import RACY_NS, TreeDigest
+from coursekit.cache_tree import RACY_NS, STAT_TABLE, TreeDigest
 from coursekit.options import Options, not_in_key
 from coursekit.project import relative_paths
 
@@ -238,7 +238,7 @@ class RunCache:
         return cls(project.root, project.course_dir, settings)
 
     def _digest(self) -> tuple[str | None, TreeDigest]:
-        tree = TreeDigest(self.course_dir, self.root / FORMAT / "files.json")
+        tree = TreeDigest(self.course_dir, self.root / FORMAT / STAT_TABLE)
         content = tree.compute()
         if content is None:
             return None, tree

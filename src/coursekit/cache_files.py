@@ -6,8 +6,10 @@ Standard library only at module level: the warm path (`coursekit.cache`) imports
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import json
+import marshal
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -115,30 +117,76 @@ def file_digest(path: Path, st: os.stat_result) -> str:
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True)
 
 
-def _chunks(value: Any, spread: int) -> Iterator[bytes]:
-    """`value` as JSON, the mappings of its top `spread` levels one entry at a time.
-
-    The one-shot encoder lists every token of the whole value before joining them: writing the
-    19 MB pack of a 1,000-chapter course peaked at 94 MB that way, 38 MB entry by entry (and
-    took less time). The bytes are the same as `json.dumps`'s.
-    """
-    if spread > 0 and isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        yield b"{"
-        for index, (key, item) in enumerate(value.items()):
-            yield (b"," if index else b"") + _ENCODER.encode(key).encode("utf-8") + b":"
-            yield from _chunks(item, spread - 1)
-        yield b"}"
-    else:
-        yield _ENCODER.encode(value).encode("utf-8")
-
-
-def _write_json(path: Path, value: Any, spread: int = 0) -> bool:
-    """Write `value` as JSON, streamed (see `_chunks` for `spread`); False when it could not be."""
+def _write_json(path: Path, value: Any) -> bool:
+    """Write `value` as JSON (an entry, a run's output); False when it could not be."""
     try:
-        atomic_write(path, _chunks(value, spread))
+        atomic_write(path, _ENCODER.encode(value).encode("utf-8"))
     except (OSError, TypeError, ValueError, RecursionError):
         return False
     return True
+
+
+# The cache's two large files (the pack, the stat table) -----------------------------------------
+#
+# Written as a stream of marshal records rather than JSON: at 1,000 chapters JSON took ~0.3 s to
+# write the 21 MB pack and ~0.3 s to read it on every edit; marshal ~0.03 s and ~0.18 s. Each
+# record is its length (4 bytes, big-endian) and its marshal bytes, so the file is written
+# record by record, never held whole; a CRC-32 of them all closes the file and is checked before
+# any record is unmarshalled (marshal does not guard against damaged input), so a truncated or
+# damaged file, or another format's, is a miss. Values are marshal's types only: what JSON
+# holds, plus tuples.
+
+RECORD_VERSION = 4  # marshal's format (Python 3.4 and later)
+
+
+def _record_chunks(magic: bytes, records: Iterable[Any]) -> Iterator[bytes]:
+    crc = 0
+    yield magic
+    for record in records:
+        body = marshal.dumps(record, RECORD_VERSION)
+        chunk = len(body).to_bytes(4, "big") + body
+        crc = binascii.crc32(chunk, crc)
+        yield chunk
+    yield b"%08x" % crc
+
+
+def write_records(path: Path, magic: bytes, records: Iterable[Any]) -> bool:
+    """Write `records` (marshal values) after `magic`; False when they could not be written
+    (an unwritable cache, a value marshal cannot hold)."""
+    try:
+        atomic_write(path, _record_chunks(magic, records))
+    except (OSError, ValueError, TypeError, OverflowError, RecursionError):
+        return False
+    return True
+
+
+def read_records(path: Path, magic: bytes) -> list[Any] | None:
+    """The records `write_records` wrote after `magic`, or None for anything else."""
+    try:
+        if not inside_cache(path) or path.stat().st_size > MAX_ENTRY_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    start, end = len(magic), len(data) - 8
+    if end < start or not data.startswith(magic):
+        return None
+    view = memoryview(data)
+    if data[end:] != b"%08x" % binascii.crc32(view[start:end]):
+        return None
+    records: list[Any] = []
+    at = start
+    try:
+        while at < end:
+            size = int.from_bytes(view[at : at + 4], "big")
+            at += 4
+            if at + size > end:
+                return None
+            records.append(marshal.loads(view[at : at + size]))
+            at += size
+    except (EOFError, ValueError, TypeError):
+        return None
+    return records
 
 
 def sha256(data: bytes | str) -> str:

@@ -3,22 +3,31 @@
 A run at 100 chapters looks up ~1,700 entries (parsed YAML documents, sympy verdicts, program
 outcomes, per-chapter rule results); one `open` and `json.loads` each cost more than the rules
 that use them. `PackedStore` serves a lookup from the pack the last run left
-(`.coursekit_cache/v1/pack.json`), falls back to the `DiskStore` entry by entry, and at the
+(`.coursekit_cache/v1/pack.bin`), falls back to the `DiskStore` entry by entry, and at the
 end of the run writes the pack again with exactly the entries this run read or wrote, so it
 never grows beyond one run's worth. The pack carries the store's salt (the environment):
 a pack written under other versions is ignored whole. Entries still go to the `DiskStore`
 too, so losing the pack (a failed write, another run replacing it) only costs speed.
+
+The pack is a stream of marshal records (`cache_files.write_records`: a 1,000-chapter pack
+is read in ~0.18 s and written in ~0.03 s, against ~0.3 s each as JSON): the salt, then one
+(namespace, key, value) per entry. A value this run computed is kept as the `DiskStore`'s JSON
+would give it back (tuples as lists, keys as strings), so a run reads from the pack exactly
+what it would read from the entry.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from coursekit.cache import DiskStore
-from coursekit.cache_files import FORMAT, _prepare, _read_json, _write_json
+from coursekit.cache_files import FORMAT, _prepare, read_records, write_records
 
-PACK = "pack.json"
+PACK = "pack.bin"
+MAGIC = b"coursekit-pack\0" + b"1\0"  # the last number: bump when the records' shape changes
 
 
 class PackedStore:
@@ -29,6 +38,7 @@ class PackedStore:
         self.declined = below.declined
         self._pack: dict[str, Any] | None = None
         self.used: dict[str, dict[str, Any]] = {}
+        self.computed: set[tuple[str, str]] = set()  # put by this run: kept as JSON holds it
 
     @property
     def path(self) -> Path:
@@ -36,10 +46,7 @@ class PackedStore:
 
     def _entries(self) -> dict[str, Any]:
         if self._pack is None:
-            pack = _read_json(self.path)
-            ok = isinstance(pack, dict) and pack.get("salt") == self.below.salt
-            entries = pack.get("entries") if ok and isinstance(pack, dict) else None
-            self._pack = entries if isinstance(entries, dict) else {}
+            self._pack = _entries(read_records(self.path, MAGIC), self.below.salt)
         return self._pack
 
     def get(self, namespace: str, key: str) -> Any | None:
@@ -53,10 +60,12 @@ class PackedStore:
 
     def put(self, namespace: str, key: str, value: Any) -> None:
         self.used.setdefault(namespace, {})[key] = value
+        self.computed.add((namespace, key))
         self.below.put(namespace, key, value)
 
     def decline(self, namespace: str, key: str, why: str) -> None:
         self.used.get(namespace, {}).pop(key, None)
+        self.computed.discard((namespace, key))
         kept = self._entries().get(namespace)
         if isinstance(kept, dict):
             kept.pop(key, None)
@@ -70,5 +79,33 @@ class PackedStore:
             _prepare(self.below.root)
         except OSError:
             return False
-        pack = {"salt": self.below.salt, "entries": self.used}
-        return _write_json(self.path, pack, spread=3)  # entry by entry: see _chunks
+        return write_records(self.path, MAGIC, self._records())
+
+    def _records(self) -> Iterator[Any]:
+        yield self.below.salt
+        for namespace, entries in self.used.items():
+            for key, value in entries.items():
+                if (namespace, key) in self.computed:
+                    try:
+                        value = json.loads(_JSON.encode(value))
+                    except (TypeError, ValueError, RecursionError):
+                        continue  # what the DiskStore cannot keep, the pack does not either
+                yield namespace, key, value
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+
+
+def _entries(records: list[Any] | None, salt: str) -> dict[str, Any]:
+    """namespace -> key -> value, from a pack's records written under `salt` ({} otherwise)."""
+    if not records or records[0] != salt:
+        return {}
+    entries: dict[str, dict[str, Any]] = {}
+    for record in records[1:]:
+        if not (isinstance(record, tuple) and len(record) == 3):
+            return {}
+        namespace, key, value = record
+        if not (isinstance(namespace, str) and isinstance(key, str)):
+            return {}
+        entries.setdefault(namespace, {})[key] = value
+    return entries

@@ -7,15 +7,40 @@ Standard library only at module level: the warm path (`coursekit.cache`) imports
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from coursekit.cache_files import CACHE_DIR, _read_json, _write_json, file_digest, sha256
+from coursekit.cache_files import CACHE_DIR, file_digest, read_records, sha256, write_records
 
 RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp granularity
+# The stat table on disk: a stream of records (cache_files.write_records), when it was written
+# and then one (path, row) per file. Bump the last number when a record's shape changes.
+STAT_TABLE = "stat-table.bin"  # in the cache's versioned folder
+TABLE_MAGIC = b"coursekit-stat-table\0" + b"1\0"
+
+
+def read_table(path: Path) -> dict[str, Any] | None:
+    """The stat table `TreeDigest.save` wrote at `path`, as `compute` takes it; None for
+    anything else."""
+    records = read_records(path, TABLE_MAGIC)
+    if not records:
+        return None
+    files: dict[str, Any] = {}
+    for record in records[1:]:
+        if not (isinstance(record, tuple) and len(record) == 2 and isinstance(record[0], str)):
+            return None
+        files[record[0]] = record[1]
+    return {"written_ns": records[0], "files": files}
+
+
+def write_table(path: Path, table: dict[str, Any]) -> bool:
+    return write_records(
+        path, TABLE_MAGIC, itertools.chain([table["written_ns"]], table["files"].items())
+    )
 
 
 def file_stamp(st: os.stat_result) -> list[int]:
@@ -53,7 +78,7 @@ class TreeDigest:
 
         `table` (a stat table as `save` writes it) stands in for the one on disk."""
         if table is None:
-            table = _read_json(self.table_path)
+            table = read_table(self.table_path)
         written = 0
         known: dict[str, list[Any]] = {}
         if (
@@ -113,7 +138,7 @@ class TreeDigest:
         """Write the stat table back (only what compute() saw), stamped with when it was read."""
         if self.changed and self.safe:
             table = {"written_ns": self._now, "files": self._fresh}
-            _write_json(self.table_path, table, spread=2)  # file by file
+            write_table(self.table_path, table)
 
     def _walk(self) -> Iterable[tuple[str, os.stat_result]]:
         """Every file below the course folder. A symbolic link makes the tree unsafe to digest

@@ -92,6 +92,47 @@ def test_a_linked_folder_leading_out_is_refused(tmp_path: Path) -> None:
     assert any("outside the course" in f[2] for f in found), found
 
 
+def test_reading_a_small_file_allocates_what_it_holds_not_the_cap(tmp_path: Path) -> None:
+    """Regression: each read asked for the 4 MiB cap, which allocates 4 MiB before reading (an
+    mmap and munmap per file unless the allocator's heap served it): ~30 ms of a 100-chapter
+    edit's load."""
+    import tracemalloc
+
+    small = tmp_path / "small.yaml"
+    small.write_text("title: A\n" * 10, encoding="utf-8")
+    tracemalloc.start()
+    try:
+        assert read_text(small, tmp_path) == "title: A\n" * 10
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024, peak
+
+
+def test_a_file_that_grew_since_its_stat_is_read_to_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read asks for the stat's size and one byte more; a file longer than that by the
+    time it is read is read on, never past the cap."""
+    from coursekit.bounds import MAX_FILE_BYTES
+
+    grown = tmp_path / "grown.yaml"
+    grown.write_text("a: 1\n" * 1000, encoding="utf-8")
+    real = os.lstat
+
+    def shrunk(path: object) -> os.stat_result:
+        st = real(path)  # type: ignore[arg-type]
+        fields = list(st)
+        fields[6] = 10  # st_size: as if stat-ed when the file held 10 bytes
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(os, "lstat", shrunk)
+    assert read_text(grown, tmp_path) == "a: 1\n" * 1000
+    grown.write_bytes(b"a" * (MAX_FILE_BYTES + 10))
+    with pytest.raises(LoadError, match="over 4 MiB"):
+        read_text(grown, tmp_path)
+
+
 def test_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
     course = make_course(tmp_path)
     lesson = course / "I/1-first/lessons/intro.md"
