@@ -108,6 +108,36 @@ def test_a_lesson_edit_re_runs_its_chapter_only(course: Path, calls: Any) -> Non
     assert found == _full(course)
 
 
+class CountingStore(JsonStore):
+    """A JsonStore that counts what is written, by namespace."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.puts: list[tuple[str, str]] = []
+
+    def put(self, namespace: str, key: str, value: Any) -> None:
+        self.puts.append((namespace, key))
+        super().put(namespace, key, value)
+
+
+def test_a_lesson_edit_writes_back_its_chapters_results_only(course: Path) -> None:
+    """Regression: the kept results were one value for the whole course, written back whole
+    after every edit (3.6 MB of JSON at 1,000 chapters, twice: the entry and the pack)."""
+    store = CountingStore()
+    _kept(course, store)
+    chapters = check(_project(course), options=OPTIONS).course.chapters
+    written = [key.rsplit(":", 1)[-1] for ns, key in store.puts if ns == "rules"]
+    assert sorted(written) == sorted(chapters)  # cold: one entry per chapter
+    store.puts.clear()
+    assert _kept(course, store) == _full(course)
+    assert [ns for ns, _ in store.puts if ns == "rules"] == []  # nothing changed: none
+    lesson = course / "II/2-from-recurrence-to-attention/lessons/model-width.md"
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\nOne more sentence.\n", "utf-8")
+    store.puts.clear()
+    assert _kept(course, store) == _full(course)
+    assert [key.rsplit(":", 1)[-1] for ns, key in store.puts if ns == "rules"] == ["II.2"]
+
+
 def test_a_quiz_defect_is_found_and_then_cleared(course: Path, calls: Any) -> None:
     store = JsonStore()
     _kept(course, store)
