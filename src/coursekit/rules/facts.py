@@ -138,12 +138,13 @@ def fact(course: Course, name: str, chapter: Chapter) -> str:
 
 def chapter_key(course: Course, chapter: Chapter, facts: Sequence[str]) -> str:
     """What a per-chapter result on the chapter is kept under: its digest and those facts'."""
-    return course.derive(
-        ("facts", "chapter", chapter.id, "key", *facts),
-        lambda: digest(
-            [chapter_digest(course, chapter), [fact(course, n, chapter) for n in facts]]
-        ),
-    )
+
+    def compute() -> str:
+        # digests (hex) joined by NUL, not a JSON list: 8,000 keys at 1,000 chapters
+        parts = [chapter_digest(course, chapter), *(fact(course, n, chapter) for n in facts)]
+        return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:32]
+
+    return course.derive(("facts", "chapter", chapter.id, "key", *facts), compute)
 
 
 def carried(derived: dict[object, object], touched: set[str]) -> dict[object, object]:
