@@ -50,15 +50,11 @@ def file_stamp(st: os.stat_result) -> list[int]:
     return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev]
 
 
-def racily_clean(st: os.stat_result, seen_ns: int) -> bool:
-    """Whether the file changed so close to `seen_ns` (when it was read, or its stamp taken)
-    that a second edit in the same timestamp tick could leave its stamp unchanged: git's
-    racy-clean rule. Such a file is read (or hashed) again next time, whatever its stamp."""
-    return stamp_is_racy(file_stamp(st), seen_ns)
-
-
 def stamp_is_racy(stamp: Sequence[int], seen_ns: int) -> bool:
-    """`racily_clean` for a stamp `file_stamp` made (its mtime and ctime come first)."""
+    """Whether the file a stamp (`file_stamp`'s: mtime and ctime first) was taken of changed
+    so close to `seen_ns` (when it was read, or its stamp taken) that a second edit in the same
+    timestamp tick could leave its stamp unchanged: git's racy-clean rule. Such a file is read
+    (or hashed) again next time, whatever its stamp."""
     return max(stamp[0], stamp[1]) >= seen_ns - RACY_NS
 
 
@@ -95,13 +91,12 @@ class TreeDigest:
                 return None
             stamp = file_stamp(st)
             old = known.get(rel)
-            racy = racily_clean(st, written)
             if (
-                isinstance(old, list)
+                type(old) is list
                 and len(old) == 6
                 and old[:5] == stamp
-                and isinstance(old[5], str)
-                and not racy
+                and type(old[5]) is str
+                and not stamp_is_racy(stamp, written)
             ):
                 row = old  # the same row: a large tree's table is not held twice
             else:
