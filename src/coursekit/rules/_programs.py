@@ -77,7 +77,12 @@ class Verdict:
 
 
 def targets(course: Course) -> list[Target]:
-    """Every program there is to run: problems', and computed exercises'."""
+    """Every program there is to run: problems', and computed exercises' (listed once per run:
+    the family's nine rules each walk them)."""
+    return course.derive((NAMESPACE, "targets"), lambda: _targets(course))
+
+
+def _targets(course: Course) -> list[Target]:
     found: list[Target] = []
     for chapter in course.chapters.values():
         for problem in chapter.problems.values():

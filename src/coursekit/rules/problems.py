@@ -45,11 +45,24 @@ def problem_confirmed(ctx: Context, manifest_path: str) -> bool | None:
 
 
 def _findings(ctx: Context, code: str) -> Iterator[tuple[Target, Verdict]]:
-    results = verdicts(ctx)
-    for target in targets(ctx.course):
-        verdict = results.get(target.manifest_path)
-        if verdict is not None and program_outcome(verdict.status).code == code:
-            yield target, verdict
+    yield from _by_outcome(ctx).get(code, ())
+
+
+def _by_outcome(ctx: Context) -> dict[str, list[tuple[Target, Verdict]]]:
+    """Each outcome code's (target, verdict) pairs, in the targets' order, sorted out once per
+    run for the rules that report them."""
+
+    def sort_out() -> dict[str, list[tuple[Target, Verdict]]]:
+        results = verdicts(ctx)
+        by_code: dict[str, list[tuple[Target, Verdict]]] = {}
+        for target in targets(ctx.course):
+            verdict = results.get(target.manifest_path)
+            code = None if verdict is None else program_outcome(verdict.status).code
+            if verdict is not None and code is not None:
+                by_code.setdefault(code, []).append((target, verdict))
+        return by_code
+
+    return ctx.course.derive((NAMESPACE, "by outcome"), sort_out)
 
 
 def _at_program(target: Target, verdict: Verdict) -> Location:
