@@ -124,6 +124,20 @@ def test_a_pack_entry_under_the_right_salt_is_served(course: Path) -> None:
     assert PackedStore(store).get("planted", "key") == {"value": [1, "two"]}
 
 
+def test_the_json_files_an_earlier_version_left_are_removed(course: Path) -> None:
+    """pack.json and files.json are nothing this version reads: a run that writes its pack
+    removes them rather than keep ~20 MB (at 1,000 chapters) for ever."""
+    from coursekit.cache_pack import LEGACY
+
+    base = course.parent / cache.CACHE_DIR / FORMAT
+    base.mkdir(parents=True)
+    for name in LEGACY:
+        (base / name).write_text('{"salt": "old"}', encoding="utf-8")
+    _check(course)
+    assert [name for name in LEGACY if (base / name).exists()] == []
+    assert (base / PACK).is_file()
+
+
 def test_a_value_computed_this_run_is_packed_as_its_entry_reads_back(tmp_path: Path) -> None:
     """The next run reads from the pack what it would read from the DiskStore's JSON entry:
     tuples as lists, keys as strings; a value JSON cannot hold is in neither."""

@@ -184,7 +184,7 @@ def read_records(path: Path, magic: bytes) -> list[Any] | None:
                 return None
             records.append(marshal.loads(view[at : at + size]))
             at += size
-    except (EOFError, ValueError, TypeError):
+    except (EOFError, ValueError, TypeError, MemoryError):  # MemoryError: a length that lies
         return None
     return records
 
