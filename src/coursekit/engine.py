@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from coursekit import suppress
 from coursekit.diagnostics import Diagnostic
 from coursekit.load import LoadResult, load_course
 from coursekit.load.reader import Models
-from coursekit.model.base import Location
+from coursekit.model.base import Location, Node
+from coursekit.model.documents import LessonFrontMatter
 from coursekit.model.tree import Course
 from coursekit.options import Options
 from coursekit.project import Project
@@ -113,14 +115,28 @@ def load_context(
     from coursekit import cache  # parsed documents are kept in the store
 
     store = cache.Layered(store) if store is not None else MemoryStore()
-    loaded = load_course(project.course_dir, project.root, store, overlays, models)
-    ctx = Context(
-        course=loaded.course,
-        config=project.config,
-        store=store,
-        options=options or Options(),
-    )
+    options = options or Options()
+    hint = _new_maths(options)
+    loaded = load_course(project.course_dir, project.root, store, overlays, models, hint)
+    ctx = Context(course=loaded.course, config=project.config, store=store, options=options)
     return loaded, ctx
+
+
+def _new_maths(options: Options) -> Callable[[type[Node], Any], None] | None:
+    """What the load tells of a document no run has seen: a lesson's front matter with claims
+    or formulas in it starts the sympy server there and then (its interpreter imports sympy on
+    the other core while the load goes on), rather than at the rules' first formula after
+    the load; a prose edit's front matter is one the cache holds, and starts nothing."""
+    start = getattr(options.sympy, "start", None)
+    if not options.formulas or start is None:
+        return None
+
+    def told(kind: type[Node], data: Any) -> None:
+        maths = isinstance(data, dict) and (data.get("claims") or data.get("formulas"))
+        if kind is LessonFrontMatter and maths:
+            start()
+
+    return told
 
 
 def check(

@@ -13,9 +13,11 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from coursekit.options import Options
 from coursekit.verify import MathsSpec, verify_documents
 from coursekit.verify.server import SympyServer, _decoded
 
@@ -226,3 +228,75 @@ def test_the_server_imports_nothing_from_the_working_directory(
         assert server.answered == 1
     assert there == verify_documents(specs(), 10)
     assert not marker.exists()
+
+
+# Started ahead: the load tells `check` of new claims, and the server starts there and then ----
+
+
+class Recording:
+    """A verifier that records when it was started and asked (it verifies nothing itself)."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def start(self) -> None:
+        self.events.append("start")
+
+    def verify(self, specs: Any, timeout: float, *, memory_mb: Any, workers: int) -> None:
+        self.events.append("verify")
+        return None  # verified in-process, as after a lost server
+
+
+LESSON = "II/2-from-recurrence-to-attention/lessons/goodbye-to-recurrence.md"
+
+
+def _load(course: Path, store: Any, options: Options) -> None:
+    from coursekit.engine import load_context
+    from coursekit.project import find_project
+
+    load_context(find_project(course, course), options, store)
+
+
+def test_new_claims_start_the_server_during_the_load(tmp_path: Path) -> None:
+    """Regression: the server started at the rules' first formula, after the whole load (at
+    1,000 chapters ~1.4 s during which sympy could have been importing on the other core)."""
+    from coursekit.store import MemoryStore
+
+    course = tmp_path / "course"
+    shutil.copytree(ROOT / "course", course)
+    store = MemoryStore()
+    cold = Recording()
+    _load(course, store, Options(sympy=cold))
+    assert set(cold.events) == {"start"}  # during the load: no rule has run yet
+    unchanged = Recording()
+    _load(course, store, Options(sympy=unchanged))
+    assert unchanged.events == []  # every front matter was seen: nothing is started ahead
+    lesson = course / LESSON
+    text = lesson.read_text(encoding="utf-8")
+    lesson.write_text(text + "\nA sentence of prose, and no claim.\n", encoding="utf-8")
+    prose = Recording()
+    _load(course, store, Options(sympy=prose))
+    assert prose.events == []  # the body changed, not the claims
+    head, _, rest = text.partition("\nclaims:\n")
+    assert rest, "the lesson holds claims"
+    lesson.write_text(head + "\nclaims:\n" + rest.replace("value: ", "value: 1", 1), "utf-8")
+    edited = Recording()
+    _load(course, store, Options(sympy=edited))
+    assert set(edited.events) == {"start"}
+    structural = Recording()
+    lesson.write_text(head + "\nclaims:\n" + rest.replace("value: ", "value: 2", 1), "utf-8")
+    _load(course, store, Options(sympy=structural, formulas=False))
+    assert structural.events == []  # --structural verifies no formula
+
+
+def test_a_server_started_ahead_answers_as_one_started_when_asked() -> None:
+    with SympyServer() as server:
+        server.start()
+        assert server.pid != 0
+        server.start()  # once
+        pid = server.pid
+        assert server.verify(specs(), 10, memory_mb=None, workers=1) == verify_documents(
+            specs(), 10
+        )
+        assert server.pid == pid
+    assert server.pid == 0

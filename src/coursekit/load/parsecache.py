@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from coursekit.load.yamlsafe import LoadError, parse_yaml
@@ -156,11 +156,18 @@ def _served(hit: Any, path: str, line_offset: int) -> tuple[Any, Source] | None:
     raise error
 
 
-def cached_parse(store: Any, text: str, path: str, line_offset: int = 0) -> tuple[Any, Any]:
+def cached_parse(
+    store: Any,
+    text: str,
+    path: str,
+    line_offset: int = 0,
+    parsed_anew: Callable[[Any], object] | None = None,
+) -> tuple[Any, Any]:
     """`yamlsafe.parse_yaml` through `store` (namespace `yaml`): a document parses once.
 
     The key is the text's hash and the line offset (the path only names the `Source`); a
-    `LoadError` is kept too, so a broken file is not re-parsed either.
+    `LoadError` is kept too, so a broken file is not re-parsed either. `parsed_anew(data)` is
+    told of a document the store did not hold: text no run has seen.
     """
     key = document_key(text, line_offset)
     served = _served(store.get("yaml", key), path, line_offset)
@@ -171,6 +178,8 @@ def cached_parse(store: Any, text: str, path: str, line_offset: int = 0) -> tupl
     except LoadError as exc:
         store.put("yaml", key, {"error": [exc.code, exc.message, exc.line, exc.column]})
         raise
+    if parsed_anew is not None:
+        parsed_anew(data)
     entry = encode_document(data, source.values, source.keys)
     store.put("yaml", key, entry)
     # The packed tables a later run reads this document with, not the dicts they were packed

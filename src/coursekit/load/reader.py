@@ -8,7 +8,7 @@ with file:line:col. What is read, in which order, is `coursekit.load.loader`'s w
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -58,6 +58,10 @@ def _located(where: At) -> Location:
 # after validation, so a document whose text is the same is the same model.
 Models = dict[tuple[str, str, int, str], tuple[Any, list[Diagnostic]]]
 
+# Told (the model kind, the parsed data) of a document whose text no run has seen: the caller
+# may start ahead what such a document will need (check: the sympy server, for new claims).
+ParsedAnew = Callable[[type[Node], Any], object]
+
 
 class DocumentReader:
     def __init__(
@@ -67,8 +71,10 @@ class DocumentReader:
         store: ResultStore | None = None,
         overlays: Mapping[Path, str] | None = None,
         models: Models | None = None,
+        parsed_anew: ParsedAnew | None = None,
     ) -> None:
         self.store = store
+        self.parsed_anew = parsed_anew  # told of each document the store did not hold
         self.models = models
         self.used: Models = {}  # what this load read from or added to `models`
         # Unsaved editor buffers (the language server): read in place of the file's content.
@@ -170,7 +176,9 @@ class DocumentReader:
             if self.store is None:
                 data, source = parse_yaml(text, rel, line_offset)
             else:
-                data, source = cached_parse(self.store, text, rel, line_offset)
+                told = self.parsed_anew
+                anew = None if told is None else (lambda data: told(kind, data))
+                data, source = cached_parse(self.store, text, rel, line_offset, anew)
         except LoadError as exc:
             self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
             self.failed(self.diagnostics[-1:])

@@ -48,6 +48,11 @@ class SympyServer:
         self._failed = False  # a server that failed once is not asked (nor started) again
         self.answered = 0  # requests the server answered (the rest were verified in-process)
 
+    def start(self) -> None:
+        """Start the server now, ahead of the first request: its interpreter imports sympy
+        while this process goes on (`check` calls this when the load meets new claims)."""
+        self._started()
+
     def _started(self) -> bool:
         if self.process is not None:
             return True
@@ -170,6 +175,11 @@ def serve(requests: int, replies: int) -> None:  # pragma: no cover - runs in th
     """Answer each request until the parent closes its end (or ends the server)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, _stop)
+    # Started to be asked: sympy is imported now, while the parent is still loading the
+    # course, not when the first request arrives.
+    from coursekit.verify.symbolic import sympy_module
+
+    sympy_module()
     while (message := _receive(requests)) is not None:
         _send(replies, _answer(message))
 
