@@ -71,10 +71,16 @@ class Scan:
     comments: tuple[Comment, ...]
     maths: tuple[MathSpan, ...]
     masked: str  # code, comments and front matter blanked (newlines kept): offsets unchanged
-    prose: str  # `masked` with the maths blanked too: what a reader sees as words
     links: tuple[Link, ...]
     tags: tuple[Tag, ...]
     body_start: int  # offset after the front matter (0 without)
+
+    @property
+    def prose(self) -> str:
+        """`masked` with the maths blanked too: what a reader sees as words. Made when asked
+        (~13 µs for a lesson), not kept: every scan is kept for the run, and a copy of every
+        text it held was ~15 MB of a cold check at 1,000 chapters."""
+        return _blank(self.masked, [(m.start, m.end) for m in self.maths])
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of an offset."""
@@ -108,14 +114,12 @@ def scan(text: str, with_front_matter: bool = False) -> Scan:
             _inline(text, start, end, kind == "html", regions, comments, maths)
     regions.sort(key=lambda region: region.start)
     masked = _blank(text, [(r.start, r.end) for r in regions])
-    prose = _blank(masked, [(m.start, m.end) for m in maths])
     return Scan(
         text=text,
         regions=tuple(regions),
         comments=tuple(comments),
         maths=tuple(maths),
         masked=masked,
-        prose=prose,
         links=tuple(links(masked)),
         tags=tuple(tags(masked)),
         body_start=body_start,
