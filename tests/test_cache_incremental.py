@@ -138,6 +138,28 @@ def test_a_lesson_edit_writes_back_its_chapters_results_only(course: Path) -> No
     assert [key.rsplit(":", 1)[-1] for ns, key in store.puts if ns == "rules"] == ["II.2"]
 
 
+def test_a_run_without_a_store_keeps_and_keys_nothing(
+    course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run given no store (`check --no-cache`) is dropped whole: it computes no chapter key
+    and encodes no finding for a later run (at 1,000 chapters those held ~8 MB), and finds
+    what a run through a store finds."""
+    import coursekit.incremental
+
+    keyed: list[str] = []
+    real = coursekit.incremental.chapter_key
+
+    def counting(course_: Any, chapter: Any, facts: Any) -> str:
+        keyed.append(chapter.id)
+        return real(course_, chapter, facts)
+
+    monkeypatch.setattr(coursekit.incremental, "chapter_key", counting)
+    alone = _full(course)
+    assert keyed == []
+    assert alone == _kept(course, JsonStore())
+    assert keyed  # through a store, every chapter is keyed
+
+
 def test_a_quiz_defect_is_found_and_then_cleared(course: Path, calls: Any) -> None:
     store = JsonStore()
     _kept(course, store)

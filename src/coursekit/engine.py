@@ -17,7 +17,7 @@ from coursekit.model.tree import Course
 from coursekit.options import Options
 from coursekit.project import Project
 from coursekit.rules import REGISTRY, Context, Rule
-from coursekit.store import MemoryStore, ResultStore
+from coursekit.store import ResultStore, RunStore
 
 INTERNAL_ERROR = "CK000"
 # A document that does not load is not checked at all: like ruff's syntax errors, these are
@@ -114,7 +114,7 @@ def load_context(
     `overlays` (absolute path -> text) replace those files' content: unsaved editor buffers."""
     from coursekit import cache  # parsed documents are kept in the store
 
-    store = cache.Layered(store) if store is not None else MemoryStore()
+    store = cache.Layered(store) if store is not None else RunStore()
     options = options or Options()
     hint = _new_maths(options)
     loaded = load_course(project.course_dir, project.root, store, overlays, models, hint)

@@ -24,7 +24,7 @@ class ResultStore(Protocol):
 
 
 class MemoryStore:
-    """The store used without a cache: remembers for one run only."""
+    """A store in memory: what one process keeps (a run without a cache, the editor)."""
 
     def __init__(self) -> None:
         self._data: dict[tuple[str, str], Any] = {}
@@ -39,3 +39,8 @@ class MemoryStore:
 
     def put(self, namespace: str, key: str, value: Any) -> None:
         self._data[(namespace, key)] = value
+
+
+class RunStore(MemoryStore):
+    """The store of a run given none (`check --no-cache`): dropped with the run, so nothing
+    is kept in it for a later one (coursekit.incremental skips its per-chapter bookkeeping)."""
