@@ -144,16 +144,15 @@ def test_a_run_without_a_store_keeps_and_keys_nothing(
     """A run given no store (`check --no-cache`) is dropped whole: it computes no chapter key
     and encodes no finding for a later run (at 1,000 chapters those held ~8 MB), and finds
     what a run through a store finds."""
-    import coursekit.incremental
+    from coursekit.rules.facts import chapter_key as real
 
     keyed: list[str] = []
-    real = coursekit.incremental.chapter_key
 
     def counting(course_: Any, chapter: Any, facts: Any) -> str:
         keyed.append(chapter.id)
         return real(course_, chapter, facts)
 
-    monkeypatch.setattr(coursekit.incremental, "chapter_key", counting)
+    monkeypatch.setattr("coursekit.incremental.chapter_key", counting)
     alone = _full(course)
     assert keyed == []
     assert alone == _kept(course, JsonStore())
