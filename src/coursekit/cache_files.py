@@ -129,7 +129,7 @@ def _write_json(path: Path, value: Any) -> bool:
 # The cache's two large files (the pack, the stat table) -----------------------------------------
 #
 # Written as a stream of marshal records rather than JSON: at 1,000 chapters JSON took ~0.3 s to
-# write the 21 MB pack and ~0.3 s to read it on every edit; marshal ~0.03 s and ~0.18 s. Each
+# write the 21 MB pack and ~0.3 s to read it on every edit; as records ~0.04 s and ~0.12 s. Each
 # record is its length (4 bytes, big-endian) and its marshal bytes, so the file is written
 # record by record, never held whole; a CRC-32 of them all closes the file and is checked before
 # any record is unmarshalled (marshal does not guard against damaged input), so a truncated or

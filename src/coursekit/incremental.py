@@ -12,9 +12,10 @@ The store holds one entry per chapter and (configuration, options): rule code ->
 findings]. A run writes back only the entries of the chapters where something was computed,
 so an edit to one lesson writes one small entry, not every chapter's (3.6 MB of JSON at 1,000
 chapters, written twice: as its entry and into the pack). A rule that crashed keeps nothing,
-so the next run tries it again. Findings are
-attributed to a chapter by the file they are in; a finding in a file that is not one chapter's
-own (a shared file, Book 0) makes that rule run chapter by chapter, which attributes it exactly.
+so the next run tries it again. Findings are attributed to a chapter by the file they are in;
+a finding in a file that is not one chapter's own (a shared file, Book 0) makes that rule run
+chapter by chapter, which attributes it exactly. A run whose store is dropped with it
+(`store.RunStore`: `check --no-cache`) keeps nothing, so it computes no key at all.
 A rule declared `course_part` reports on course-wide tables in a run of its own, with no chapter,
 every time (it is cheap); a chapter whose findings depended on the clock keeps nothing.
 """

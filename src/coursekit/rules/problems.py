@@ -57,8 +57,10 @@ def _by_outcome(ctx: Context) -> dict[str, list[tuple[Target, Verdict]]]:
         by_code: dict[str, list[tuple[Target, Verdict]]] = {}
         for target in targets(ctx.course):
             verdict = results.get(target.manifest_path)
-            code = None if verdict is None else program_outcome(verdict.status).code
-            if verdict is not None and code is not None:
+            if verdict is None:
+                continue
+            code = program_outcome(verdict.status).code
+            if code is not None:  # an outcome no rule of the family reports
                 by_code.setdefault(code, []).append((target, verdict))
         return by_code
 
