@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -89,28 +90,45 @@ def _rewrite(path: Path, records: list[object]) -> None:
     assert write_records(path, MAGIC, records)
 
 
-@pytest.mark.parametrize(
-    "damage",
-    [
-        lambda p: p.write_text("{not json", encoding="utf-8"),
-        lambda p: p.write_text(json.dumps({"salt": "x", "entries": []}), encoding="utf-8"),
-        lambda p: p.write_bytes(p.read_bytes()[:-1]),  # truncated: the CRC is cut
-        lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),
-        lambda p: p.write_bytes(p.read_bytes() + b"0"),  # trailing bytes
-        lambda p: p.write_bytes(p.read_bytes().replace(b"II.2", b"II.3", 1)),  # one byte off
-        lambda p: p.write_bytes(b"coursekit-pack\0" + b"0\0" + p.read_bytes()[len(MAGIC) :]),
-        lambda p: _rewrite(p, ["another salt", ("yaml", "k", 1)]),
-        lambda p: _rewrite(p, [read_records(p, MAGIC)[0], ("yaml", "k")]),  # type: ignore[index]
-        lambda p: _rewrite(p, [read_records(p, MAGIC)[0], (b"yaml", "k", 1)]),  # type: ignore[index]
-        lambda p: _rewrite(p, []),
-    ],
-)
-def test_a_damaged_or_foreign_pack_is_a_miss(course: Path, damage: object) -> None:
+DAMAGE: dict[str, Callable[[Path], object]] = {
+    "json": lambda p: p.write_text("{not json", encoding="utf-8"),
+    "json pack": lambda p: p.write_text(json.dumps({"salt": "x", "entries": []}), "utf-8"),
+    "crc cut": lambda p: p.write_bytes(p.read_bytes()[:-1]),
+    "half": lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),
+    "trailing": lambda p: p.write_bytes(p.read_bytes() + b"0"),
+    "one byte": lambda p: p.write_bytes(p.read_bytes().replace(b"II.2", b"II.3", 1)),
+    "old magic": lambda p: p.write_bytes(
+        b"coursekit-pack\0" + b"0\0" + p.read_bytes()[len(MAGIC) :]
+    ),
+    "salt": lambda p: _rewrite(p, ["another salt", ("yaml", "k", 1)]),
+    "pair": lambda p: _rewrite(p, [read_records(p, MAGIC)[0], ("yaml", "k")]),  # type: ignore[index]
+    "bytes": lambda p: _rewrite(p, [read_records(p, MAGIC)[0], (b"yaml", "k", 1)]),  # type: ignore[index]
+    "empty": lambda p: _rewrite(p, []),
+}
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled course with the cache one check leaves (made once for the damage cases)."""
+    target = tmp_path_factory.mktemp("checked") / "course"
+    shutil.copytree(BUNDLED, target)
+    _check(target)
+    return target
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
+def test_a_damaged_or_foreign_pack_is_no_pack(checked: Path, tmp_path: Path, damage: str) -> None:
+    root = tmp_path / "project"
+    shutil.copytree(checked.parent / cache.CACHE_DIR, root / cache.CACHE_DIR)
+    DAMAGE[damage](root / cache.CACHE_DIR / FORMAT / PACK)
+    assert PackedStore(cache.DiskStore(checked.parent))._entries()  # the undamaged one serves
+    assert PackedStore(cache.DiskStore(root))._entries() == {}  # (the salt: the environment's)
+
+
+@pytest.mark.parametrize("damage", ["json", "crc cut", "pair"])
+def test_a_damaged_pack_costs_speed_not_findings(course: Path, damage: str) -> None:
     _check(course)
-    path = course.parent / cache.CACHE_DIR / FORMAT / PACK
-    assert callable(damage)
-    damage(path)
-    assert PackedStore(cache.DiskStore(course.parent))._entries() == {}
+    DAMAGE[damage](course.parent / cache.CACHE_DIR / FORMAT / PACK)
     _edit(course, 1)
     assert _check(course) == _check(course, use_cache=False)
 
