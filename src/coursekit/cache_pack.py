@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from coursekit.cache import DiskStore
-from coursekit.cache_files import FORMAT, _prepare, read_records, write_records
+from coursekit.cache_files import _ENCODER, FORMAT, _prepare, read_records, write_records
 
 PACK = "pack.bin"
 # What earlier versions wrote in their place (JSON): removed when a pack is written, so an
@@ -94,13 +94,10 @@ class PackedStore:
             for key, value in entries.items():
                 if (namespace, key) in self.computed:
                     try:
-                        value = json.loads(_JSON.encode(value))
+                        value = json.loads(_ENCODER.encode(value))  # as DiskStore writes it
                     except (TypeError, ValueError, RecursionError):
                         continue  # what the DiskStore cannot keep, the pack does not either
                 yield namespace, key, value
-
-
-_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True)
 
 
 def _entries(records: list[Any] | None, salt: str) -> dict[str, Any]:
