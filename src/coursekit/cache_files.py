@@ -92,12 +92,22 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
     atomic_write_chunks(path, (data,) if isinstance(data, bytes) else data)
 
 
-def _read_json(path: Path) -> Any | None:
+def _read_entry(path: Path) -> bytes | None:
+    """A cache file's bytes, or None: reached through a link, larger than an entry of ours,
+    or unreadable."""
     try:
         if not inside_cache(path) or path.stat().st_size > MAX_ENTRY_BYTES:
             return None
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _read_json(path: Path) -> Any | None:
+    data = _read_entry(path)
+    try:
+        return None if data is None else json.loads(data)
+    except (ValueError, RecursionError):
         return None
 
 
@@ -162,11 +172,8 @@ def write_records(path: Path, magic: bytes, records: Iterable[Any]) -> bool:
 
 def read_records(path: Path, magic: bytes) -> list[Any] | None:
     """The records `write_records` wrote after `magic`, or None for anything else."""
-    try:
-        if not inside_cache(path) or path.stat().st_size > MAX_ENTRY_BYTES:
-            return None
-        data = path.read_bytes()
-    except OSError:
+    data = _read_entry(path)
+    if data is None:
         return None
     start, end = len(magic), len(data) - 8
     if end < start or not data.startswith(magic):
