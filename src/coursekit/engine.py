@@ -127,14 +127,14 @@ def _new_maths(options: Options) -> Callable[[type[Node], Any], None] | None:
     or formulas in it starts the sympy server there and then (its interpreter imports sympy on
     the other core while the load goes on), rather than at the rules' first formula after
     the load; a prose edit's front matter is one the cache holds, and starts nothing."""
-    start = getattr(options.sympy, "start", None)
-    if not options.formulas or start is None:
+    server = options.sympy
+    if not options.formulas or server is None:
         return None
 
     def told(kind: type[Node], data: Any) -> None:
         maths = isinstance(data, dict) and (data.get("claims") or data.get("formulas"))
         if kind is LessonFrontMatter and maths:
-            start()
+            server.start()
 
     return told
 

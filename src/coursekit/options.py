@@ -23,6 +23,9 @@ class Verifier(Protocol):
     """Where sympy runs for this check (coursekit.verify.server): `verify_documents` computed
     elsewhere, or None when it cannot be (the caller then verifies in-process)."""
 
+    def start(self) -> None:
+        """Get ready ahead of the first `verify` (the load has met claims no run has seen)."""
+
     def verify(
         self, specs: Sequence[Any], timeout: float, *, memory_mb: int | None, workers: int
     ) -> list[list[Any]] | None: ...
