@@ -431,3 +431,25 @@ def test_a_server_leaves_no_job_folders_behind(ending: str) -> None:
     # the server has forked its next worker already: a killed server leaves that folder
     getattr(server, ending)()
     assert not workdirs.exists()
+
+
+def test_a_narrow_runner_uses_one_server_until_widened_then_all() -> None:
+    """A run started narrow (beside other work) takes the rest of its servers when widened,
+    and hands them the jobs not begun yet; outcomes stay in the jobs' order."""
+    # each job long enough that the second server starts while jobs are still waiting
+    source = "import time\ndef solve():\n    time.sleep(0.15)\n    return {n}\n"
+    jobs = [Job(f"j{n}", source.format(n=n), "solution.py") for n in range(10)]
+    seen: list[int] = []
+    with Runner(parallel=2, narrow=True) as pool:
+        assert [o.value for o in pool.run(jobs[:3], FAST)] == [0, 1, 2]
+        assert len(pool._servers) == 1  # narrow: the second server never started
+
+        def widen_after_the_first(done: int, total: int, outcome: Outcome) -> None:
+            seen.append(len(pool._servers))
+            if done == 1:
+                pool.widen()
+
+        outcomes = pool.run(jobs, FAST, widen_after_the_first)
+        assert [o.value for o in outcomes] == list(range(10))
+        assert [o.status for o in outcomes] == [Status.OK] * 10
+        assert seen[0] == 1 and seen[-1] == 2, seen

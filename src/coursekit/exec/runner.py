@@ -7,6 +7,7 @@ only ever reads JSON frames from it (and ``.npy`` arrays inside them, without pi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -226,6 +227,9 @@ def outcome_from_reply(key: str, reply: Mapping[str, Any] | None) -> Outcome:
 class Runner:
     """A pool of ``parallel`` fork servers, started on first use and kept until ``close()``.
 
+    ``narrow``: run on one server until ``widen()`` is called (a run in the background, beside
+    other work that keeps the cores busy), then on all of them.
+
     >>> with Runner(parallel=2) as runner:            # doctest: +SKIP
     ...     outcomes = runner.run([Job("a", "def solve():\\n    return 1\\n")])
     """
@@ -237,6 +241,7 @@ class Runner:
         python: str | None = None,
         sandbox: str = "auto",
         budget: str = "auto",
+        narrow: bool = False,
     ) -> None:
         if sandbox not in SANDBOX_MODES:
             raise ValueError(f"sandbox must be one of {SANDBOX_MODES}, not {sandbox!r}")
@@ -248,6 +253,10 @@ class Runner:
         self.sandbox_request = sandbox
         self._servers: list[_Server] = []
         self._lock = threading.Lock()
+        # How many servers `run` uses: one while `narrow` (the run shares the machine with
+        # other work), every one of `parallel` once `widen()` was called.
+        self._width = 1 if narrow else self.parallel
+        self._running: queue.SimpleQueue[tuple[int, Outcome] | None] | None = None
 
     # -- lifecycle
 
@@ -297,6 +306,14 @@ class Runner:
 
     # -- running
 
+    def widen(self) -> None:
+        """Use all `parallel` servers from now on, in a `run` going on too (it starts the rest
+        and hands them the jobs not begun yet)."""
+        with self._lock:
+            self._width = self.parallel
+            if self._running is not None:
+                self._running.put(None)
+
     def run(
         self,
         jobs: Sequence[Job],
@@ -310,34 +327,44 @@ class Runner:
         limits = limits or Limits()
         if not jobs:
             return []
-        self.start(len(jobs))
+        self.start(min(len(jobs), self._width))
         pending: queue.SimpleQueue[int] = queue.SimpleQueue()
         for index in range(len(jobs)):
             pending.put(index)
-        finished: queue.SimpleQueue[tuple[int, Outcome]] = queue.SimpleQueue()
-        slots = list(range(min(len(self._servers), len(jobs))))
-        if len(slots) == 1:  # one server: drive it from this thread, no hand-offs
-            serial: list[Outcome] = []
-            for done, job in enumerate(jobs, start=1):
-                outcome = self._execute(0, job, limits)
-                serial.append(outcome)
+        # what each job came to, and None when widen() asks for more servers
+        finished: queue.SimpleQueue[tuple[int, Outcome] | None] = queue.SimpleQueue()
+        threads: list[threading.Thread] = []
+
+        def drive(count: int) -> None:
+            for slot in range(len(threads), min(count, len(jobs))):
+                thread = threading.Thread(
+                    target=self._drive, args=(slot, jobs, limits, pending, finished), daemon=True
+                )
+                threads.append(thread)
+                thread.start()
+
+        with self._lock:
+            self._running = finished
+        try:
+            drive(len(self._servers))
+            results: list[Outcome | None] = [None] * len(jobs)
+            done = 0
+            while done < len(jobs):
+                item = finished.get()
+                if item is None:
+                    if not pending.empty():  # servers started now would still have work
+                        with contextlib.suppress(RunnerError):  # those there go on alone
+                            self.start(min(len(jobs), self._width))
+                        drive(len(self._servers))
+                    continue
+                index, outcome = item
+                results[index] = outcome
+                done += 1
                 if progress is not None:
                     progress(done, len(jobs), outcome)
-            return serial
-        threads = [
-            threading.Thread(
-                target=self._drive, args=(slot, jobs, limits, pending, finished), daemon=True
-            )
-            for slot in slots
-        ]
-        for thread in threads:
-            thread.start()
-        results: list[Outcome | None] = [None] * len(jobs)
-        for done in range(1, len(jobs) + 1):
-            index, outcome = finished.get()
-            results[index] = outcome
-            if progress is not None:
-                progress(done, len(jobs), outcome)
+        finally:
+            with self._lock:
+                self._running = None
         for thread in threads:
             thread.join()
         return [outcome for outcome in results if outcome is not None]
@@ -348,7 +375,7 @@ class Runner:
         jobs: Sequence[Job],
         limits: Limits,
         pending: queue.SimpleQueue[int],
-        finished: queue.SimpleQueue[tuple[int, Outcome]],
+        finished: queue.SimpleQueue[tuple[int, Outcome] | None],
     ) -> None:
         while True:
             try:

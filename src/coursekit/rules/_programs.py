@@ -161,17 +161,18 @@ def _parallel(ctx: Context, jobs: int) -> int:
 
 
 def start_early(ctx: Context) -> None:
-    """Start the program servers now, in the background, if programs will run in this check.
+    """Run the programs now, in the background, if programs will run in this check.
 
-    A server takes a few hundred milliseconds to start (a fresh interpreter importing numpy):
-    called before other long work (the sympy checks), that start-up overlaps it instead of
+    A server takes a few hundred milliseconds to start (a fresh interpreter importing numpy),
+    and the programs then take their own time: called before other long work (the sympy
+    checks, during which this process only waits), both overlap that work instead of
     following it. Nothing starts when every program's verdict is in the store.
     """
     if not ctx.options.exec or not _selected(ctx):
         return
     todo = _todo(ctx)
     if todo.jobs:
-        ctx.course.derive((NAMESPACE, "runner"), lambda: _starting(_parallel(ctx, len(todo.jobs))))
+        ctx.course.derive((NAMESPACE, "early"), lambda: _Early(ctx, todo))
 
 
 def _selected(ctx: Context) -> bool:
@@ -182,43 +183,67 @@ def _selected(ctx: Context) -> bool:
     )
 
 
-def _starting(parallel: int) -> Any:
-    """A runner whose servers start in a thread; `Runner.run` waits for them (its lock)."""
-    from coursekit.exec import Runner, RunnerError
+class _Early:
+    """The programs of a run, run in a thread of their own from the moment they are known;
+    `outcomes()` waits for them. The store is only written by the caller, after the wait.
 
-    runner = Runner(parallel)
+    A failure there (no server could start) is not reported from the thread: the programs
+    are run again where they are asked for, and that run reports it."""
 
-    def start() -> None:
-        # A server that cannot start is reported where the programs run: run() starts again.
-        with contextlib.suppress(RunnerError, OSError):
-            runner.start()
+    def __init__(self, ctx: Context, todo: _Todo) -> None:
+        from coursekit.exec import Runner
 
-    threading.Thread(target=start, name="coursekit-exec-start", daemon=True).start()
-    atexit.register(runner.close)  # should no rule ask for the programs after all
-    return runner
+        parallel = _parallel(ctx, len(todo.jobs))
+        # One server while the sympy work runs (its workers have the other cores), all of them
+        # once the programs are waited for: two servers beside two sympy workers on two cores
+        # slowed the sympy work by as much as the programs' whole cost.
+        self._runner = Runner(parallel, narrow=True)
+        self._args = (todo.jobs, todo.limits, parallel, ctx.options.progress)
+        self._outcomes: list[Any] | None = None
+        self._thread = threading.Thread(target=self._work, name="coursekit-exec", daemon=True)
+        self._thread.start()
+        atexit.register(self._runner.close)  # should no rule ask for the programs after all
+
+    def _work(self) -> None:
+        jobs, limits, parallel, progress = self._args
+        with contextlib.suppress(Exception):
+            self._outcomes = _run_programs(jobs, limits, parallel, progress, self._runner)
+
+    def outcomes(self) -> list[Any] | None:
+        """Every job's outcome, in order, or None when the background run failed."""
+        self._runner.widen()
+        self._thread.join()
+        self._runner.close()  # already closed, unless run_programs was replaced (tests)
+        atexit.unregister(self._runner.close)
+        return self._outcomes
+
+
+def _run_programs(
+    jobs: list[Any], limits: Any, parallel: int, progress: Any, runner: Any = None
+) -> list[Any]:
+    import coursekit.exec  # looked up when called: tests replace run_programs
+
+    return coursekit.exec.run_programs(
+        jobs,
+        limits,
+        parallel=parallel,
+        progress=progress if callable(progress) else None,
+        runner=runner,
+    )
 
 
 def _run(ctx: Context) -> dict[str, Verdict]:
-    from coursekit.exec import Runner, run_programs, sandbox_note
+    from coursekit.exec import sandbox_note
 
     todo = _todo(ctx)
     result = dict(todo.known)
     if not todo.jobs:
         return result
-    early = ctx.course.derived.pop((NAMESPACE, "runner"), None)
-    progress = ctx.options.progress
-    try:
-        outcomes = run_programs(
-            todo.jobs,
-            todo.limits,
-            parallel=_parallel(ctx, len(todo.jobs)),
-            progress=progress if callable(progress) else None,
-            runner=early if isinstance(early, Runner) else None,
-        )
-    finally:
-        if isinstance(early, Runner):
-            early.close()  # already closed, unless run_programs was replaced (tests)
-            atexit.unregister(early.close)
+    early = ctx.course.derived.pop((NAMESPACE, "early"), None)
+    outcomes = early.outcomes() if isinstance(early, _Early) else None
+    if outcomes is None:
+        jobs = todo.jobs
+        outcomes = _run_programs(jobs, todo.limits, _parallel(ctx, len(jobs)), ctx.options.progress)
     notes = ctx.options.notes
     if notes is not None and (note := sandbox_note(outcomes)):
         notes.append(note)
