@@ -8,16 +8,39 @@ Knows nothing of the rest of coursekit. ``import coursekit.exec`` does not impor
         verdict = compare(expected, outcome.value, rtol=0, atol=0)
 """
 
-from coursekit.exec.compare import Comparison, compare
-from coursekit.exec.display import sandbox_note
-from coursekit.exec.runner import (
-    Progress,
-    Runner,
-    RunnerError,
-    child_environment,
-    run_programs,
-)
-from coursekit.exec.types import Job, Limits, Outcome, Status
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from coursekit.exec.compare import Comparison, compare
+    from coursekit.exec.display import sandbox_note
+    from coursekit.exec.runner import (
+        Progress,
+        Runner,
+        RunnerError,
+        child_environment,
+        run_programs,
+    )
+    from coursekit.exec.types import Job, Limits, Outcome, Status
+
+# Each public name and the module it lives in: imported when first asked for, so that a
+# run needing one table (a status, a type) does not import the whole package.
+_HOMES = {
+    "Comparison": "coursekit.exec.compare",
+    "compare": "coursekit.exec.compare",
+    "sandbox_note": "coursekit.exec.display",
+    "Progress": "coursekit.exec.runner",
+    "Runner": "coursekit.exec.runner",
+    "RunnerError": "coursekit.exec.runner",
+    "child_environment": "coursekit.exec.runner",
+    "run_programs": "coursekit.exec.runner",
+    "Job": "coursekit.exec.types",
+    "Limits": "coursekit.exec.types",
+    "Outcome": "coursekit.exec.types",
+    "Status": "coursekit.exec.types",
+}
 
 __all__ = [
     "Comparison",
@@ -33,3 +56,12 @@ __all__ = [
     "run_programs",
     "sandbox_note",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -16,28 +16,60 @@ Public API:
 * :func:`parse_latex`, :func:`parse_latex_sides` (``latex``: the reader's LaTeX).
 """
 
-from coursekit.verify.claims import (
-    CLAIM_KINDS,
-    CheckResult,
-    Claim,
-    ClaimError,
-    Context,
-    check_claim,
-    check_equation_latex,
-    check_number,
-    check_quiz_answer,
-    read_number,
-)
-from coursekit.verify.declared import parse_formulas
-from coursekit.verify.expr import FormulaError, Limits, parse_formula
-from coursekit.verify.latex import parse_latex, parse_latex_sides
-from coursekit.verify.runner import (
-    DEFAULT_TIMEOUT,
-    MathsSpec,
-    Verdict,
-    verify_document,
-    verify_documents,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from coursekit.verify.claims import (
+        CLAIM_KINDS,
+        CheckResult,
+        Claim,
+        ClaimError,
+        Context,
+        check_claim,
+        check_equation_latex,
+        check_number,
+        check_quiz_answer,
+        read_number,
+    )
+    from coursekit.verify.declared import parse_formulas
+    from coursekit.verify.expr import FormulaError, Limits, parse_formula
+    from coursekit.verify.latex import parse_latex, parse_latex_sides
+    from coursekit.verify.runner import (
+        DEFAULT_TIMEOUT,
+        MathsSpec,
+        Verdict,
+        verify_document,
+        verify_documents,
+    )
+
+# Each public name and the module it lives in: imported when first asked for, so that a
+# run needing one table (a status, a type) does not import the whole package.
+_HOMES = {
+    "CLAIM_KINDS": "coursekit.verify.claims",
+    "CheckResult": "coursekit.verify.claims",
+    "Claim": "coursekit.verify.claims",
+    "ClaimError": "coursekit.verify.claims",
+    "Context": "coursekit.verify.claims",
+    "check_claim": "coursekit.verify.claims",
+    "check_equation_latex": "coursekit.verify.claims",
+    "check_number": "coursekit.verify.claims",
+    "check_quiz_answer": "coursekit.verify.claims",
+    "read_number": "coursekit.verify.claims",
+    "parse_formulas": "coursekit.verify.declared",
+    "FormulaError": "coursekit.verify.expr",
+    "Limits": "coursekit.verify.expr",
+    "parse_formula": "coursekit.verify.expr",
+    "parse_latex": "coursekit.verify.latex",
+    "parse_latex_sides": "coursekit.verify.latex",
+    "DEFAULT_TIMEOUT": "coursekit.verify.runner",
+    "MathsSpec": "coursekit.verify.runner",
+    "Verdict": "coursekit.verify.runner",
+    "verify_document": "coursekit.verify.runner",
+    "verify_documents": "coursekit.verify.runner",
+}
 
 __all__ = [
     "CLAIM_KINDS",
@@ -62,3 +94,12 @@ __all__ = [
     "verify_document",
     "verify_documents",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
