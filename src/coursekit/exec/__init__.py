@@ -15,14 +15,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from coursekit.exec.compare import Comparison, compare
+    from coursekit.exec.connection import Progress, RunnerError, child_environment
     from coursekit.exec.display import sandbox_note
-    from coursekit.exec.runner import (
-        Progress,
-        Runner,
-        RunnerError,
-        child_environment,
-        run_programs,
-    )
+    from coursekit.exec.runner import Runner, run_programs
     from coursekit.exec.types import Job, Limits, Outcome, Status
 
 # Each public name and the module it lives in: imported when first asked for, so that a
@@ -31,10 +26,10 @@ _HOMES = {
     "Comparison": "coursekit.exec.compare",
     "compare": "coursekit.exec.compare",
     "sandbox_note": "coursekit.exec.display",
-    "Progress": "coursekit.exec.runner",
+    "Progress": "coursekit.exec.connection",
     "Runner": "coursekit.exec.runner",
-    "RunnerError": "coursekit.exec.runner",
-    "child_environment": "coursekit.exec.runner",
+    "RunnerError": "coursekit.exec.connection",
+    "child_environment": "coursekit.exec.connection",
     "run_programs": "coursekit.exec.runner",
     "Job": "coursekit.exec.types",
     "Limits": "coursekit.exec.types",
