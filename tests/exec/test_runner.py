@@ -453,3 +453,23 @@ def test_a_narrow_runner_uses_one_server_until_widened_then_all() -> None:
         assert [o.value for o in outcomes] == list(range(10))
         assert [o.status for o in outcomes] == [Status.OK] * 10
         assert seen[0] == 1 and seen[-1] == 2, seen
+
+
+def test_a_widen_while_the_first_server_starts_is_not_lost() -> None:
+    """widen() landing after run() started its one server but before it began handing out
+    jobs (the foreground asked for the programs as the background run began) still brings
+    the second server in."""
+    source = "import time\ndef solve():\n    time.sleep(0.15)\n    return {n}\n"
+    jobs = [Job(f"j{n}", source.format(n=n), "solution.py") for n in range(10)]
+    with Runner(parallel=2, narrow=True) as pool:
+        real_start = pool.start
+
+        def start_then_widen(count: int | None = None) -> None:
+            real_start(count)
+            if len(pool._servers) == 1:
+                pool.widen()  # as the other thread would, in this very gap
+
+        pool.start = start_then_widen  # type: ignore[method-assign]
+        outcomes = pool.run(jobs, FAST)
+        assert [o.value for o in outcomes] == list(range(10))
+        assert len(pool._servers) == 2

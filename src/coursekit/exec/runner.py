@@ -159,6 +159,8 @@ class Runner:
 
         with self._lock:
             self._running = finished
+            if self._width > len(self._servers):  # widened while those servers started
+                finished.put(None)
         try:
             drive(len(self._servers))
             results: list[Outcome | None] = [None] * len(jobs)
