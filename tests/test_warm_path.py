@@ -529,3 +529,55 @@ def test_racy_is_any_stamp_within_racy_ns_of_the_record() -> None:
     assert not racy(old + list(warm.ABSENT), now)
     assert racy([*old, 0o100644, now - RACY_NS - 1, now - 5, 1, 2, 3], now)  # ctime alone
     assert racy([*old, 0o040755, now - 5, now - RACY_NS - 1, 1, 2, 3], now)  # mtime alone
+
+
+def _files_changed_in_order(folder: Path, count: int) -> list[bytes]:
+    """`count` files, the n-th changed n minutes after now (mtimes ahead of every ctime, so the
+    order is theirs), listed oldest first."""
+    now = time.time_ns()
+    paths = []
+    for n in range(count):
+        path = folder / f"f{n}"
+        path.write_text(str(n))
+        os.utime(path, ns=(now, now + (n + 1) * 60 * 10**9))
+        paths.append(bytes(path))
+    return paths
+
+
+def test_a_record_lists_the_most_recently_changed_paths_first(tmp_path: Path) -> None:
+    from coursekit import cache_warm
+
+    paths = _files_changed_in_order(tmp_path, 5)
+    later = time.time_ns() + 3600 * 10**9  # past every mtime: nothing is racy
+    assert cache_warm.save(tmp_path, paths, "out\n", 0, now_ns=later)
+    (record,) = (tmp_path / warm.FOLDER).iterdir()
+    fields = warm.decode(record.read_bytes())
+    assert fields is not None
+    _, listed, blob, _, _ = fields
+    assert listed == paths[::-1]
+    assert marshal.loads(blob) == warm.stamps(listed)  # each stamp beside its path
+
+
+def test_a_changed_stamp_is_seen_without_stamping_every_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = _files_changed_in_order(tmp_path, 1000)[::-1]  # as a record lists them
+    blob = marshal.dumps(warm.stamps(paths), warm.STAMPS_VERSION)
+    real_lstat = os.lstat
+    calls: list[bytes] = []
+
+    def counting(path: bytes) -> os.stat_result:
+        calls.append(path)
+        return real_lstat(path)
+
+    monkeypatch.setattr(os, "lstat", counting)
+    assert warm.unchanged(paths, blob)
+    assert len(calls) == 1000  # a hit proves every path unchanged
+    for edited, most in ((0, warm.FIRST_BATCH), (999, 1000)):
+        Path(os.fsdecode(paths[edited])).write_text("edited")
+        calls.clear()
+        assert not warm.unchanged(paths, blob)
+        assert len(calls) <= most, (edited, len(calls))
+        blob = marshal.dumps(warm.stamps(paths), warm.STAMPS_VERSION)
+    assert not warm.unchanged(paths[:-1], blob)  # a record whose lists disagree
+    assert not warm.unchanged(paths, b"not marshal")

@@ -90,6 +90,7 @@ def save(root: Path, watched: list[bytes], output: str, code: int, now_ns: int =
         raise Unwatchable("a symbolic link among the watched paths")
     if racy(flat, now_ns or time.time_ns()):
         return False
+    watched, flat = recent_first(watched, flat)
     target = root / warm.FOLDER / warm.record_name(key)
     try:
         _prepare(cache_root(root))
@@ -98,6 +99,14 @@ def save(root: Path, watched: list[bytes], output: str, code: int, now_ns: int =
         return False
     _prune(target.parent, MAX_RECORDS)
     return True
+
+
+def recent_first(paths: list[bytes], flat: list[int]) -> tuple[list[bytes], list[int]]:
+    """The paths and their stamps, the most recently changed first (`warm.unchanged` stops at
+    the first changed stamp, and the file edited last is the likeliest to be edited next)."""
+    size = len(warm.ABSENT)
+    order = sorted(range(len(paths)), key=lambda i: -max(flat[i * size + 1], flat[i * size + 2]))
+    return [paths[i] for i in order], [v for i in order for v in flat[i * size : (i + 1) * size]]
 
 
 def racy(flat: Sequence[int], now_ns: int) -> bool:
