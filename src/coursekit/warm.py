@@ -16,10 +16,10 @@ replays a run. It holds:
 
 Here a record is found from the command line alone (a file name derived from the key
 material, probed in `.coursekit_cache/` of the working directory and its ancestors, and of
-`--course`'s parent), checked (its checksum, its key material, one `os.lstat` per path and
-a comparison of the stamps, most recently changed first) and replayed. Anything unexpected, a damaged or foreign
-record included, is a miss: the caller then runs the normal command line, which gives the
-same output.
+`--course`'s parent), checked (its checksum, its key material, then one `os.lstat` per path
+compared with its stamp, the most recently changed paths first) and replayed. Anything
+unexpected, a damaged or foreign record included, is a miss: the caller then runs the normal
+command line, which gives the same output.
 
 Standard library only, and only modules the interpreter has loaded anyway or that cost
 microseconds (os, sys, marshal, binascii): this module is the whole of a warm run.
@@ -41,8 +41,9 @@ ABSENT = (0, 0, 0, 0, 0, 0)  # the stamp of a path that must not exist (no file 
 # (-o/--output-file), it asks not to use the cache, or it is not a check at all.
 NEVER = ("--changed", "--no-cache", "--output-file", "-o", "--help", "-h", "--version")
 MAX_RECORD_BYTES = 1 << 30
-# Stamps are compared as marshal bytes of version 2, the last without back-references: later
-# versions mark an object shared or not by its reference count, so equal lists could differ.
+# Stamps are stored as marshal bytes of version 2, the last without back-references (later
+# versions mark an object shared or not by its reference count, so equal lists could differ):
+# records compared as bytes, as an earlier coursekit did, still read the same.
 STAMPS_VERSION = 2
 FIRST_BATCH = 64  # the most recently changed paths, compared before the rest
 
