@@ -35,3 +35,28 @@ def test_every_public_name_is_there_and_an_unknown_one_is_an_attribute_error(
         assert getattr(module, name) is not None, name
     with pytest.raises(AttributeError, match="no_such_name"):
         module.no_such_name  # noqa: B018
+
+
+SHADOW_PROBE = """
+import importlib, pkgutil, sys
+package = importlib.import_module(sys.argv[1])
+for info in pkgutil.iter_modules(package.__path__):
+    if not info.name.startswith("_"):  # the sandbox's scripts run on their own
+        importlib.import_module(f"{sys.argv[1]}.{info.name}")
+wrong = [name for name in package.__all__ if type(getattr(package, name)).__name__ == "module"]
+print(" ".join(wrong))
+"""
+
+
+@pytest.mark.parametrize("package", ["coursekit.verify", "coursekit.exec"])
+def test_no_public_name_is_shadowed_by_a_submodule_imported_first(package: str) -> None:
+    """`import coursekit.exec.compare` binds the submodule on the package: a name of the same
+    spelling must still be the function, whoever imported what first."""
+    run = subprocess.run(
+        [sys.executable, "-c", SHADOW_PROBE, package],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert run.stdout.split() == [], run.stdout

@@ -13,8 +13,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+# Imported now: a submodule of the same name as one of its names (`compare`) would otherwise
+# replace that name on the package the moment anything imports the submodule itself.
+from coursekit.exec.compare import Comparison, compare
+
 if TYPE_CHECKING:
-    from coursekit.exec.compare import Comparison, compare
     from coursekit.exec.connection import Progress, RunnerError, child_environment
     from coursekit.exec.display import sandbox_note
     from coursekit.exec.runner import Runner, run_programs
@@ -23,8 +26,6 @@ if TYPE_CHECKING:
 # Each public name and the module it lives in: imported when first asked for, so that a
 # run needing one table (a status, a type) does not import the whole package.
 _HOMES = {
-    "Comparison": "coursekit.exec.compare",
-    "compare": "coursekit.exec.compare",
     "sandbox_note": "coursekit.exec.display",
     "Progress": "coursekit.exec.connection",
     "Runner": "coursekit.exec.runner",
