@@ -193,21 +193,20 @@ class _Early:
     def __init__(self, ctx: Context, todo: _Todo) -> None:
         from coursekit.exec import Runner
 
-        parallel = _parallel(ctx, len(todo.jobs))
         # One server while the sympy work runs (its workers have the other cores), all of them
         # once the programs are waited for: two servers beside two sympy workers on two cores
         # slowed the sympy work by as much as the programs' whole cost.
-        self._runner = Runner(parallel, narrow=True)
-        self._args = (todo.jobs, todo.limits, parallel, ctx.options.progress)
+        self._runner = Runner(_parallel(ctx, len(todo.jobs)), narrow=True)
         self._outcomes: list[Any] | None = None
-        self._thread = threading.Thread(target=self._work, name="coursekit-exec", daemon=True)
+        self._thread = threading.Thread(
+            target=self._work, args=(ctx, todo), name="coursekit-exec", daemon=True
+        )
         self._thread.start()
         atexit.register(self._runner.close)  # should no rule ask for the programs after all
 
-    def _work(self) -> None:
-        jobs, limits, parallel, progress = self._args
+    def _work(self, ctx: Context, todo: _Todo) -> None:
         with contextlib.suppress(Exception):
-            self._outcomes = _run_programs(jobs, limits, parallel, progress, self._runner)
+            self._outcomes = _run_programs(ctx, todo, self._runner)
 
     def outcomes(self) -> list[Any] | None:
         """Every job's outcome, in order, or None when the background run failed."""
@@ -218,15 +217,15 @@ class _Early:
         return self._outcomes
 
 
-def _run_programs(
-    jobs: list[Any], limits: Any, parallel: int, progress: Any, runner: Any = None
-) -> list[Any]:
+def _run_programs(ctx: Context, todo: _Todo, runner: Any = None) -> list[Any]:
+    """The outcomes of the programs still to run, on `runner` if given (then closed)."""
     import coursekit.exec  # looked up when called: tests replace run_programs
 
+    progress = ctx.options.progress
     return coursekit.exec.run_programs(
-        jobs,
-        limits,
-        parallel=parallel,
+        todo.jobs,
+        todo.limits,
+        parallel=_parallel(ctx, len(todo.jobs)),
         progress=progress if callable(progress) else None,
         runner=runner,
     )
@@ -242,8 +241,7 @@ def _run(ctx: Context) -> dict[str, Verdict]:
     early = ctx.course.derived.pop((NAMESPACE, "early"), None)
     outcomes = early.outcomes() if isinstance(early, _Early) else None
     if outcomes is None:
-        jobs = todo.jobs
-        outcomes = _run_programs(jobs, todo.limits, _parallel(ctx, len(jobs)), ctx.options.progress)
+        outcomes = _run_programs(ctx, todo)
     notes = ctx.options.notes
     if notes is not None and (note := sandbox_note(outcomes)):
         notes.append(note)
