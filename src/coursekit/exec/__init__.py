@@ -1,6 +1,7 @@
 """Run worked-problem programs confined, fast, and in parallel; compare what they return.
 
-Knows nothing of the rest of coursekit. ``import coursekit.exec`` does not import numpy.
+Knows nothing of the rest of coursekit (but the leaf ``coursekit.lazy``, which makes its names
+import when first asked for). ``import coursekit.exec`` does not import numpy.
 
     from coursekit.exec import Job, Limits, run_programs, compare
     [outcome] = run_programs([Job("p1", source, "solution.py")], Limits(wall_s=5))
@@ -10,12 +11,12 @@ Knows nothing of the rest of coursekit. ``import coursekit.exec`` does not impor
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 # Imported now: a submodule of the same name as one of its names (`compare`) would otherwise
 # replace that name on the package the moment anything imports the submodule itself.
 from coursekit.exec.compare import Comparison, compare
+from coursekit.lazy import exports
 
 if TYPE_CHECKING:
     from coursekit.exec.connection import Progress, RunnerError, child_environment
@@ -54,10 +55,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _HOMES)

@@ -1,6 +1,7 @@
 """coursekit.verify: the pure verification engine for derived formulas.
 
-It knows nothing of the rest of coursekit.  Importing it does not import sympy: sympy is loaded
+It knows nothing of the rest of coursekit but two modules below it (``latex_macros``; ``lazy``, which
+makes its names import when first asked for).  Importing it does not import sympy: sympy is loaded
 only by the functions that need it (and, for :func:`verify_document`, once in the parent before
 the worker processes are forked).
 
@@ -18,8 +19,9 @@ Public API:
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from coursekit.lazy import exports
 
 if TYPE_CHECKING:
     from coursekit.verify.claims import (
@@ -96,10 +98,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _HOMES)
