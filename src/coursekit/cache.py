@@ -285,6 +285,14 @@ class RunCache:
             return []
         return [*self.tree.folders, *self.tree.files]
 
+    def course_files(self) -> dict[str, str] | None:
+        """Each file the last lookup digested (relative to the course folder) -> the SHA-256
+        of its bytes, or its stat for a file over the loader's cap; None when the tree was not
+        digested whole (a link or a special file in it)."""
+        if self.tree is None or self.key is None:
+            return None
+        return self.tree.files
+
     def just_edited(self) -> bool:
         """Whether a course file changed within git's racy window of now (`RACY_NS`): what
         depends on the tree's stamps staying put (the warm path's record) must wait."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from coursekit.load.reader import KeptTexts
     from coursekit.options import Options
     from coursekit.project import Project
     from coursekit.store import ResultStore
@@ -49,11 +50,13 @@ def run_cached(
             settled(*hit, runs.course_entries())
         return hit[1]
     _known_format(output_format)
-    from coursekit.cache_pack import PackedStore
+    from coursekit.cache_pack import PackedStore, PackTexts
 
     buffer = io.StringIO()
     store = PackedStore(cache.DiskStore(project.root))
-    code = run(project, paths, output_format, buffer, color=color, options=options, store=store)
+    files = runs.course_files()  # what the lookup just hashed: the texts kept are served by it
+    kept = PackTexts(store, files) if files is not None else None
+    code = run(project, paths, output_format, buffer, color, options, store, kept)
     store.save()
     output = buffer.getvalue()
     out.write(output)
@@ -154,6 +157,7 @@ def run(
     color: bool = False,
     options: Options | None = None,
     store: ResultStore | None = None,
+    kept: KeptTexts | None = None,
 ) -> int:
     """Load, run the rules, report; the exit code (2 when a rule crashed)."""
     from dataclasses import replace
@@ -168,7 +172,8 @@ def run(
     options = replace(options or Options(), notes=notes)
     with _sympy_server(options) as server:
         options = replace(options, sympy=server)
-        result = check(project, relative_paths(project.root, paths), options=options, store=store)
+        wanted = relative_paths(project.root, paths)
+        result = check(project, wanted, options=options, store=store, kept=kept)
     counts = {}
     if output_format.startswith("statistics"):
         from coursekit.rules import Context

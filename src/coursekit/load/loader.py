@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from coursekit import codes
 from coursekit.bounds import UnusableName, child, shorten
 from coursekit.diagnostics import Diagnostic, Severity
-from coursekit.load.reader import At, DocumentReader, Models, ParsedAnew, Where
+from coursekit.load.reader import At, DocumentReader, KeptTexts, Models, ParsedAnew, Where
 from coursekit.load.yamlsafe import parsed_documents, split_front_matter
 from coursekit.model.base import Location
 from coursekit.model.documents import (
@@ -356,6 +356,7 @@ def load_course(
     overlays: Mapping[Path, str] | None = None,
     models: Models | None = None,
     parsed_anew: ParsedAnew | None = None,
+    kept: KeptTexts | None = None,
 ) -> LoadResult:
     """Load the course under `course_dir`; paths in the result are relative to `project_root`.
 
@@ -363,10 +364,11 @@ def load_course(
     (absolute path -> text) are read in place of those files: an editor's unsaved buffers.
     `models` (kept by the caller between loads) serves a document whose text did not change
     without validating it again; afterwards it holds exactly this load's documents.
-    `parsed_anew(kind, data)` is told of each document the store did not hold."""
+    `parsed_anew(kind, data)` is told of each document the store did not hold. `kept` serves
+    the texts of files whose content an earlier run read (and is told of those read)."""
     course_dir = course_dir.absolute()
     root = (project_root or course_dir.parent).absolute()
-    loader = _Loader(course_dir, root, store, overlays, models, parsed_anew)
+    loader = _Loader(course_dir, root, store, overlays, models, parsed_anew, kept)
     with long_lived():
         course = loader.load()
     if models is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.load.parsecache import cached_parse
@@ -58,6 +58,20 @@ def _located(where: At) -> Location:
 # after validation, so a document whose text is the same is the same model.
 Models = dict[tuple[str, str, int, str], tuple[Any, list[Diagnostic]]]
 
+
+class KeptTexts(Protocol):
+    """Texts of course files an earlier run read, by the content the file holds now
+    (coursekit.cache_pack.PackTexts): a file whose content is known is not read again.
+
+    Paths are relative to the course folder. `text` gives a text only for content that read
+    whole and valid before (every check of `read_text` but where the file lies, which the
+    keeper vouches for), so it stands for reading the file; `keep` is told each text read."""
+
+    def text(self, path: str) -> str | None: ...
+
+    def keep(self, path: str, text: str) -> None: ...
+
+
 # Told (the model kind, the parsed data) of a document whose text no run has seen: the caller
 # may start ahead what such a document will need (check: the sympy server, for new claims).
 ParsedAnew = Callable[[type[Node], Any], object]
@@ -72,8 +86,10 @@ class DocumentReader:
         overlays: Mapping[Path, str] | None = None,
         models: Models | None = None,
         parsed_anew: ParsedAnew | None = None,
+        kept: KeptTexts | None = None,
     ) -> None:
         self.store = store
+        self.kept = kept
         self.parsed_anew = parsed_anew  # told of each document the store did not hold
         self.models = models
         self.used: Models = {}  # what this load read from or added to `models`
@@ -85,6 +101,7 @@ class DocumentReader:
         self.folders = RealFolders(course_dir)
         self.project_root = project_root
         self._below_root = str(project_root).rstrip("/") + "/"
+        self._below_course = str(course_dir).rstrip("/") + "/"
         self.course = Course(root=self.rel(course_dir))
         self.diagnostics: list[Diagnostic] = []
         # folders a listed chapter claims, even when it claims several (CK109 reports that):
@@ -137,13 +154,28 @@ class DocumentReader:
         rel = self.rel(path)
         overlay = self.overlays.get(_key(path)) if self.overlays else None
         try:
-            text = read_text(path, self.folders) if overlay is None else check_unsaved(overlay)
+            if overlay is not None:
+                text = check_unsaved(overlay)
+            elif self.kept is None:
+                text = read_text(path, self.folders)
+            else:
+                text = self._read_or_kept(path, self.kept)
         except LoadError as exc:
             self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
             self.failed(self.diagnostics[-1:])
             return None
         self.course.texts[rel] = text
         return text
+
+    def _read_or_kept(self, path: Path, kept: KeptTexts) -> str:
+        text = str(path)
+        inside = text[len(self._below_course) :] if text.startswith(self._below_course) else None
+        found = kept.text(inside) if inside is not None else None
+        if found is None:
+            found = read_text(path, self.folders)
+            if inside is not None:
+                kept.keep(inside, found)
+        return found
 
     def exists(self, path: Path) -> bool:
         """A file on disk, or an open buffer not saved yet."""

@@ -1,0 +1,129 @@
+"""Texts kept in the pack (coursekit.cache_pack.PackTexts): after an edit, the loader reads the
+files whose content changed and takes every other text from the pack, by the content hash the
+run's tree digest just took. What a run reports never depends on where a text came from."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+
+from coursekit import cache
+from coursekit.cache_files import FORMAT, read_records, sha256
+from coursekit.cache_pack import MAGIC, PACK, TEXTS
+from coursekit.commands.check import run_cached
+from coursekit.load import reader, yamlsafe
+from coursekit.options import Options
+from coursekit.project import find_project
+
+BUNDLED = Path(__file__).resolve().parent.parent / "course"
+LESSON = "II/2-from-recurrence-to-attention/lessons/model-width.md"
+OTHER = "II/2-from-recurrence-to-attention/lessons/scaled-scores.md"
+OPTIONS = Options(exec=False, formulas=False)
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Path:
+    target = tmp_path / "course"
+    shutil.copytree(BUNDLED, target)
+    return target
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files the loader reads from disk, relative to the course folder's parent."""
+    seen: list[str] = []
+    real = yamlsafe.read_text
+
+    def counted(path: Path, root: object) -> str:
+        seen.append(Path(path).as_posix())
+        return real(path, root)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reader, "read_text", counted)
+    return seen
+
+
+def _check(course: Path, use_cache: bool = True) -> str:
+    out = io.StringIO()
+    run_cached(find_project(course, course), [], "json", out, False, OPTIONS, use_cache)
+    return out.getvalue()
+
+
+def _kept_texts(course: Path) -> dict[str, object]:
+    records = read_records(course.parent / cache.CACHE_DIR / FORMAT / PACK, MAGIC)
+    assert records is not None
+    return {key: value for namespace, key, value in records[1:] if namespace == TEXTS}
+
+
+def _relative(course: Path, paths: list[str]) -> list[str]:
+    return sorted(Path(p).relative_to(course).as_posix() for p in paths)
+
+
+def test_an_edit_reads_the_edited_file_alone(course: Path, reads: list[str]) -> None:
+    _check(course)
+    every = len(reads)
+    assert every > 20  # the cold run read the whole course
+    (course / LESSON).write_text(
+        (course / LESSON).read_text(encoding="utf-8") + "\nOne sentence more.\n", "utf-8"
+    )
+    reads.clear()
+    edited = _check(course)
+    assert _relative(course, reads) == [LESSON]
+    reads.clear()
+    assert edited == _check(course, use_cache=False)
+    assert len(reads) == every  # a run without the cache reads everything, as before
+
+
+def test_the_pack_keeps_each_text_under_its_content_hash(course: Path) -> None:
+    _check(course)
+    kept = _kept_texts(course)
+    lesson = (course / LESSON).read_text(encoding="utf-8")
+    assert kept[sha256(lesson)] == lesson
+    assert all(sha256(str(text)) == key for key, text in kept.items())
+    (course / LESSON).write_text(lesson.replace("---\n", "---\n# a comment\n", 1), "utf-8")
+    _check(course)
+    kept = _kept_texts(course)
+    assert sha256(lesson) not in kept  # the pack holds one run's texts, not every version's
+    assert sha256((course / LESSON).read_text(encoding="utf-8")) in kept
+
+
+def test_a_text_is_served_by_content_wherever_it_now_lies(course: Path, reads: list[str]) -> None:
+    other = course / OTHER
+    other.write_text(other.read_text(encoding="utf-8") + "\nSee [it](chapter:I.99).\n", "utf-8")
+    before = _check(course)
+    assert f"{OTHER}" in before and LESSON not in before  # the broken link is reported there
+    # The lesson takes the other's content: a text the pack holds, under the other's hash.
+    shutil.copyfile(other, course / LESSON)
+    reads.clear()
+    swapped = _check(course)
+    assert reads == []
+    assert LESSON in swapped  # checked again, with its new content: the link is broken there too
+    assert swapped == _check(course, use_cache=False)
+
+
+def test_a_file_that_does_not_read_is_read_and_reported_every_run(
+    course: Path, reads: list[str]
+) -> None:
+    (course / LESSON).write_bytes((course / LESSON).read_bytes() + b"\x00")
+    first = _check(course)
+    assert "binary content" in first
+    (course / OTHER).write_text(
+        (course / OTHER).read_text(encoding="utf-8") + "\nOne sentence more.\n", "utf-8"
+    )
+    reads.clear()
+    second = _check(course)
+    assert _relative(course, reads) == sorted([LESSON, OTHER])
+    assert "binary content" in second
+    assert second == _check(course, use_cache=False)
+
+
+def test_a_tree_the_digest_cannot_vouch_for_is_read_whole(course: Path, reads: list[str]) -> None:
+    _check(course)
+    every = len(reads)
+    (course / "linked.md").symlink_to(course / LESSON)
+    reads.clear()
+    linked = _check(course)
+    assert len(reads) == every
+    assert linked == _check(course, use_cache=False)
