@@ -358,30 +358,88 @@ def test_a_tree_with_a_symlink_is_never_replayed(project: Path) -> None:
 
 
 @pytest.mark.parametrize("racy", [True, False])
-def test_an_edit_during_the_run_is_not_stored_under_the_old_key(
+def test_an_edit_the_load_reads_is_not_stored_under_the_old_key(
     project: Path, monkeypatch: pytest.MonkeyPatch, racy: bool
 ) -> None:
-    """The run read one tree, the author saved another before it ended: the output belongs to
-    neither key, so it must not be replayed. With `racy` the edit keeps the file's size and
-    mtime (a same-tick save): only its content says it changed."""
+    """The lookup digested one tree, the author saved another before the load read the file:
+    the output belongs to neither tree, so it must not be replayed. With `racy` the edit keeps
+    the file's size and mtime (a same-tick save): only its content says it changed."""
     if not racy:
         monkeypatch.setattr(cache_tree, "RACY_NS", -(10**18))
     runs = Runs(project)
     runs.check()
-    chapter = project / CHAPTER / "chapter.yaml"
-    record = cache.RunCache.record
-
-    def edit_then_record(self: cache.RunCache, output: str, code: int) -> bool:
-        stat = chapter.stat()
-        _edit(chapter, "maturity: M2", "maturity: M9")
-        os.utime(chapter, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-        stored = record(self, output, code)
-        assert not stored
-        return stored
-
     lesson = project / CHAPTER / "lessons/model-width.md"
     _edit(lesson, "The next step is in", "The next step iz in")  # a miss: the run runs
-    monkeypatch.setattr(cache.RunCache, "record", edit_then_record)
+    lookup, record, stored = cache.RunCache.lookup, cache.RunCache.record, []
+
+    def lookup_then_edit(self: cache.RunCache) -> tuple[str, int] | None:
+        hit = lookup(self)
+        stat = lesson.stat()
+        _edit(lesson, "The next step iz in", "The next step iq in")  # the file the load reads
+        os.utime(lesson, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        return hit
+
+    def recorded(self: cache.RunCache, *args: object, **kwargs: object) -> bool:
+        stored.append(record(self, *args, **kwargs))  # type: ignore[arg-type]
+        return stored[-1]
+
+    monkeypatch.setattr(cache.RunCache, "lookup", lookup_then_edit)
+    monkeypatch.setattr(cache.RunCache, "record", recorded)
     runs.check()
     monkeypatch.undo()
+    assert True not in stored
     assert runs.check() == runs.check("--no-cache")  # the edit is seen, not the stale run
+
+
+def test_an_edit_after_the_load_read_the_tree_is_seen_by_the_next_run(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run checked the tree the lookup digested (the edited chapter.yaml's text came
+    from the pack): its output is that tree's, kept under that tree's key, and the next run
+    sees the new content."""
+    runs = Runs(project)
+    runs.check()
+    chapter = project / CHAPTER / "chapter.yaml"
+    lesson = project / CHAPTER / "lessons/model-width.md"
+    before = chapter.read_text(encoding="utf-8")
+    record = cache.RunCache.record
+
+    def edit_then_record(self: cache.RunCache, output: str, code: int, seen: bool) -> bool:
+        _edit(chapter, "maturity: M2", "maturity: M9")
+        assert seen
+        return record(self, output, code, seen)
+
+    _edit(lesson, "The next step is in", "The next step iz in")  # a miss: the run runs
+    monkeypatch.setattr(cache.RunCache, "record", edit_then_record)
+    edited_lesson = runs.check()
+    monkeypatch.undo()
+    assert runs.check() == runs.check("--no-cache")  # the chapter's edit is seen
+    chapter.write_text(before, encoding="utf-8")
+    assert runs.check() == edited_lesson  # and the tree the run checked was kept as it was
+
+
+def test_a_run_that_read_the_digested_tree_is_recorded_without_a_second_stat(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = Runs(project)
+    runs.check()
+    _edit(project / CHAPTER / "lessons/model-width.md", "The next step is in", "Next is in")
+
+    def no_recheck(self: cache_tree.TreeDigest) -> str | None:
+        raise AssertionError("the tree was stat-ed again")
+
+    monkeypatch.setattr(cache_tree.TreeDigest, "recheck", no_recheck)
+    edited = runs.check()
+    stored = list((project / cache.CACHE_DIR / "v1" / "runs").iterdir())
+    monkeypatch.undo()
+    replays: list[object] = []
+    real = cache.RunCache.lookup
+
+    def counted(self: cache.RunCache) -> tuple[str, int] | None:
+        hit = real(self)
+        replays.append(hit)
+        return hit
+
+    monkeypatch.setattr(cache.RunCache, "lookup", counted)
+    assert runs.check() == edited
+    assert replays and replays[0] is not None, stored  # the edited run was recorded

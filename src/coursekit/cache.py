@@ -285,26 +285,31 @@ class RunCache:
             return []
         return [*self.tree.folders, *self.tree.files]
 
-    def course_files(self) -> dict[str, str] | None:
-        """Each file the last lookup digested (relative to the course folder) -> the SHA-256
-        of its bytes, or its stat for a file over the loader's cap; None when the tree was not
-        digested whole (a link or a special file in it)."""
+    def digested(self) -> tuple[dict[str, str], set[str]] | None:
+        """What the last lookup digested, relative to the course folder: each file -> the
+        SHA-256 of its bytes (its stat, over the loader's cap), and every folder; None when
+        the tree was not digested whole (a link or a special file in it)."""
         if self.tree is None or self.key is None:
             return None
-        return self.tree.files
+        return self.tree.files, self.tree.folders
 
     def just_edited(self) -> bool:
         """Whether a course file changed within git's racy window of now (`RACY_NS`): what
         depends on the tree's stamps staying put (the warm path's record) must wait."""
         return self.tree is None or self.key is None or self.tree.recent(time.time_ns())
 
-    def record(self, output: str, code: int) -> bool:
+    def record(self, output: str, code: int, seen: bool = False) -> bool:
+        """Store the run's output under the lookup's key, unless the tree changed while the
+        run read it. `seen`: the run read exactly the tree the lookup digested (its load was
+        given `digested()`, coursekit.cache_pack.SeenTree, and did not diverge), so its output
+        is that tree's whatever changed since; otherwise the tree is stat-ed again."""
         if self.key is None or self.tree is None:
             return False
         tree = self.tree
-        again = tree.recheck()  # a stat per file: only what changed since lookup is read
-        if again is None or self._key(again, len(tree.files)) != self.key:
-            return False  # something changed while the run was reading it
+        if not seen:
+            again = tree.recheck()  # a stat per file: only what changed since lookup is read
+            if again is None or self._key(again, len(tree.files)) != self.key:
+                return False  # something changed while the run was reading it
         try:
             _prepare(self.root)
         except OSError:

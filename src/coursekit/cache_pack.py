@@ -19,20 +19,31 @@ what it would read from the entry.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from coursekit.cache import DiskStore
-from coursekit.cache_files import _ENCODER, FORMAT, _prepare, read_records, sha256, write_records
+from coursekit.cache_files import (
+    _ENCODER,
+    FORMAT,
+    _prepare,
+    file_digest,
+    read_records,
+    sha256,
+    write_records,
+)
 
 PACK = "pack.bin"
 # What earlier versions wrote in their place (JSON): removed when a pack is written, so an
 # upgraded cache does not keep ~20 MB at 1,000 chapters that nothing reads.
 LEGACY = ("pack.json", "files.json")
 MAGIC = b"coursekit-pack\0" + b"1\0"  # the last number: bump when the records' shape changes
-TEXTS = "texts"  # course files' texts by content hash (`PackTexts`): kept in the pack alone
+TEXTS = "texts"  # course files' texts by content hash (`SeenTree`): kept in the pack alone
 
 
 class PackedStore:
@@ -129,23 +140,35 @@ def _entries(records: list[Any] | None, salt: str) -> dict[str, Any]:
     return entries
 
 
-class PackTexts:
-    """The loader's `KeptTexts`: course files' texts in the pack, by their content's SHA-256.
+class SeenTree:
+    """The loader's `KnownTree`: the course folder as this run's lookup saw it.
 
-    `files` is the tree digest this run's lookup just took (course-relative path -> SHA-256
-    of the bytes, `cache_tree.TreeDigest.files`): a file whose hash has a kept text is not
-    read again, so an edit reads the files it changed (~0.4 s of 18,000 reads at 1,000
-    chapters). A text is kept only when the loader read it whole and valid and it hashes to
-    what the digest took, so a kept text is exactly what reading those bytes gives; a file
-    changed since the lookup is read, and not kept (the run is not recorded either: the
-    record's recheck sees the change). The texts are ~27 MB of the pack at 1,000 chapters
-    and no `DiskStore` entries: 18,000 more files on a cold run, to spare a re-read of what
-    a lost pack loses anyway.
+    `files` and `folders` are the tree digest the lookup just took (`cache_tree.TreeDigest`:
+    course-relative path -> the SHA-256 of the file's bytes, or its stat over the loader's
+    cap; every folder): the load asks them, not the disk, what exists, and takes the texts
+    from the pack, by content hash. A file whose text the pack does not hold is read, and
+    kept only when it read whole and valid and hashes to what the digest took, so a kept text
+    is exactly what reading those bytes gives; an edit reads the files it changed, not the
+    ~18,000 of a 1,000-chapter course (~0.4 s).
+
+    What the load found is then a function of the digest alone, unless a file read from the
+    disk no longer held what the digest saw (an edit while the run ran): `diverged` says so,
+    and such a run is not recorded under the digest's key. A run that did not diverge need
+    not stat the tree again to be recorded (`RunCache.record(..., seen=True)`).
+
+    The texts are ~27 MB of the pack at 1,000 chapters and have no `DiskStore` entries:
+    18,000 more files on a cold run, to spare a re-read of what a lost pack loses anyway.
     """
 
-    def __init__(self, store: PackedStore, files: dict[str, str]) -> None:
+    def __init__(
+        self, store: PackedStore, course_dir: Path, files: dict[str, str], folders: set[str]
+    ) -> None:
         self.store = store
+        self.course_dir = course_dir
         self.files = files
+        self.folders = folders
+        self.diverged = False
+        self._names: dict[str, list[str]] | None = None
 
     def text(self, path: str) -> str | None:
         digest = self.files.get(path)
@@ -154,7 +177,38 @@ class PackTexts:
         value = self.store.packed(TEXTS, digest)
         return value if type(value) is str else None
 
-    def keep(self, path: str, text: str) -> None:
+    def read(self, path: str, text: str) -> None:
         digest = self.files.get(path)
         if digest is not None and sha256(text) == digest:
             self.store.pack(TEXTS, digest, text)
+        else:
+            self.diverged = True  # not the content the digest took: changed since
+
+    def refused(self, path: str) -> None:
+        # A file refused for its content (NUL bytes, too large) still holds what the digest
+        # took; anything else (gone, replaced) is a tree the digest did not see.
+        digest = self.files.get(path)
+        try:
+            where = self.course_dir / path
+            st = os.lstat(where)
+            same = digest is not None and stat.S_ISREG(st.st_mode)
+            same = same and file_digest(where, st) == digest
+        except OSError:
+            same = False
+        if not same and not (path in self.folders and os.path.isdir(self.course_dir / path)):
+            self.diverged = True
+
+    def is_file(self, path: str) -> bool:
+        return path in self.files
+
+    def is_dir(self, path: str) -> bool:
+        return path == "" or path in self.folders
+
+    def names(self, folder: str) -> list[str]:
+        if self._names is None:
+            names: dict[str, list[str]] = {}
+            for entry in itertools.chain(self.files, self.folders):
+                parent, _, name = entry.rpartition("/")
+                names.setdefault(parent, []).append(name)
+            self._names = names
+        return list(self._names.get(folder, ()))

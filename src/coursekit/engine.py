@@ -10,7 +10,7 @@ from typing import Any
 from coursekit import suppress
 from coursekit.diagnostics import Diagnostic
 from coursekit.load import LoadResult, load_course
-from coursekit.load.reader import KeptTexts, Models
+from coursekit.load.reader import KnownTree, Models
 from coursekit.model.base import Location, Node
 from coursekit.model.documents import LessonFrontMatter
 from coursekit.model.tree import Course
@@ -108,18 +108,18 @@ def load_context(
     store: ResultStore | None = None,
     overlays: Mapping[Path, str] | None = None,
     models: Models | None = None,
-    kept: KeptTexts | None = None,
+    tree: KnownTree | None = None,
 ) -> tuple[LoadResult, Context]:
     """The loaded course and the context rules see (shared by `check`, `owed` and `lsp`).
 
     `overlays` (absolute path -> text) replace those files' content: unsaved editor buffers;
-    `kept` serves the texts of files an earlier run read (coursekit.load.reader.KeptTexts)."""
+    `tree` says what the course folder holds, as this run first saw it (`KnownTree`)."""
     from coursekit import cache  # parsed documents are kept in the store
 
     store = cache.Layered(store) if store is not None else RunStore()
     options = options or Options()
     hint = _new_maths(options)
-    loaded = load_course(project.course_dir, project.root, store, overlays, models, hint, kept)
+    loaded = load_course(project.course_dir, project.root, store, overlays, models, hint, tree)
     ctx = Context(course=loaded.course, config=project.config, store=store, options=options)
     return loaded, ctx
 
@@ -148,9 +148,9 @@ def check(
     store: ResultStore | None = None,
     overlays: Mapping[Path, str] | None = None,
     models: Models | None = None,
-    kept: KeptTexts | None = None,
+    tree: KnownTree | None = None,
 ) -> CheckResult:
-    loaded, ctx = load_context(project, options, store, overlays, models, kept)
+    loaded, ctx = load_context(project, options, store, overlays, models, tree)
     return check_loaded(project, loaded, ctx, paths)
 
 

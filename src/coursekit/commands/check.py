@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from coursekit.load.reader import KeptTexts
+    from coursekit.load.reader import KnownTree
     from coursekit.options import Options
     from coursekit.project import Project
     from coursekit.store import ResultStore
@@ -50,20 +50,21 @@ def run_cached(
             settled(*hit, runs.course_entries())
         return hit[1]
     _known_format(output_format)
-    from coursekit.cache_pack import PackedStore, PackTexts
+    from coursekit.cache_pack import PackedStore, SeenTree
 
     buffer = io.StringIO()
     store = PackedStore(cache.DiskStore(project.root))
-    files = runs.course_files()  # what the lookup just hashed: the texts kept are served by it
-    kept = PackTexts(store, files) if files is not None else None
-    code = run(project, paths, output_format, buffer, color, options, store, kept)
+    # The load reads the tree as the lookup just saw it, the texts it knows from the pack.
+    digested = runs.digested()
+    seen = None if digested is None else SeenTree(store, project.course_dir, *digested)
+    code = run(project, paths, output_format, buffer, color, options, store, seen)
     store.save()
     output = buffer.getvalue()
     out.write(output)
     # Never keep a run in which coursekit itself failed, nor one whose verdicts depended on the
     # clock (a timeout, a killed worker): replaying it would repeat a slow moment forever.
-    if code in (0, 1) and not store.declined:
-        runs.record(output, code)
+    if code in (0, 1) and not store.declined and not (seen is not None and seen.diverged):
+        runs.record(output, code, seen=seen is not None)
     return code
 
 
@@ -157,7 +158,7 @@ def run(
     color: bool = False,
     options: Options | None = None,
     store: ResultStore | None = None,
-    kept: KeptTexts | None = None,
+    tree: KnownTree | None = None,
 ) -> int:
     """Load, run the rules, report; the exit code (2 when a rule crashed)."""
     from dataclasses import replace
@@ -173,7 +174,7 @@ def run(
     with _sympy_server(options) as server:
         options = replace(options, sympy=server)
         wanted = relative_paths(project.root, paths)
-        result = check(project, wanted, options=options, store=store, kept=kept)
+        result = check(project, wanted, options=options, store=store, tree=tree)
     counts = {}
     if output_format.startswith("statistics"):
         from coursekit.rules import Context

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import gc
 import os
 from collections.abc import Iterator, Mapping
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 from coursekit import codes
 from coursekit.bounds import UnusableName, child, shorten
 from coursekit.diagnostics import Diagnostic, Severity
-from coursekit.load.reader import At, DocumentReader, KeptTexts, Models, ParsedAnew, Where
+from coursekit.load.reader import At, DocumentReader, KnownTree, Models, ParsedAnew, Where
 from coursekit.load.yamlsafe import parsed_documents, split_front_matter
 from coursekit.model.base import Location
 from coursekit.model.documents import (
@@ -73,7 +74,7 @@ class _Loader(DocumentReader):
     def load(self) -> Course:
         manifest_path = self.course_dir / "course.yaml"
         self.course.manifest_path = self.rel(manifest_path)
-        if not manifest_path.is_file() and not os.path.lexists(manifest_path):
+        if not self.exists(manifest_path) and not self.lexists(manifest_path):
             self.report(
                 Location(self.course.manifest_path),
                 codes.MISSING_FILE,
@@ -134,11 +135,11 @@ class _Loader(DocumentReader):
                 listed.add(folder.name)
             if folder is None or not self.load_chapter(book_id, folder):
                 self.unloaded("chapter", chapter_id, listed_at, since)
-        for folder in sorted(book_dir.iterdir()):
+        for folder in self.entries(book_dir):
             if (
                 folder.name not in listed
                 and folder not in self.claimed
-                and (folder / "chapter.yaml").is_file()
+                and self.exists(folder / "chapter.yaml")
             ):
                 self.report(
                     Location(self.rel(folder / "chapter.yaml")),
@@ -174,7 +175,7 @@ class _Loader(DocumentReader):
                 f"chapter '{chapter_id}' matches several folders: {names}",
             )
             return None
-        if not (candidates[0] / "chapter.yaml").is_file():
+        if not self.exists(candidates[0] / "chapter.yaml"):
             self.report(
                 listed_at,
                 codes.MISSING_FILE,
@@ -224,8 +225,10 @@ class _Loader(DocumentReader):
             if lesson is not None:
                 chapter.lessons.setdefault(item.lesson, lesson)
         lessons_dir = folder / "lessons"
-        if lessons_dir.is_dir():
-            for stray in sorted(lessons_dir.glob("*.md")):
+        if self.is_dir(lessons_dir):
+            for stray in self.entries(lessons_dir):
+                if not fnmatch.fnmatchcase(stray.name, "*.md"):  # what `glob("*.md")` finds
+                    continue
                 if stray.stem not in listed_lessons:
                     self.report(
                         Location(self.rel(stray)),
@@ -320,17 +323,26 @@ class _Loader(DocumentReader):
         a book looks for its own folder among them)."""
         names = self._subfolders.get(folder)
         if names is None:
-            try:
-                with os.scandir(folder) as entries:
-                    names = sorted(entry.name for entry in entries if entry.is_dir())
-            except OSError:
-                names = []
+            inside = self.inside(folder)
+            if inside is not None and self.tree is not None:
+                tree = self.tree
+                below = f"{inside}/" if inside else ""
+                names = sorted(n for n in tree.names(inside) if tree.is_dir(below + n))
+            else:
+                try:
+                    with os.scandir(folder) as entries:
+                        names = sorted(entry.name for entry in entries if entry.is_dir())
+                except OSError:
+                    names = []
             self._subfolders[folder] = names
         return names
 
     def files_below(self, folder: Path) -> list[str]:
         """Regular files below `folder` (no links, none through a linked folder): the file
         type comes with the listing, so no file is stat-ed."""
+        inside = self.inside(folder)
+        if inside is not None and self.tree is not None:
+            return self._known_files_below(self.tree, inside, self.rel(folder))
         found: list[str] = []
         base = self.rel(folder)
         stack = [(str(folder), base)]
@@ -348,6 +360,21 @@ class _Loader(DocumentReader):
                     found.append(f"{rel}/{entry.name}")
         return found
 
+    @staticmethod
+    def _known_files_below(tree: KnownTree, inside: str, base: str) -> list[str]:
+        """`files_below` as the tree knows the folder (a tree holds no link)."""
+        found: list[str] = []
+        stack = [(inside, base)]
+        while stack and len(found) < MAX_ASSETS:
+            where, rel = stack.pop()
+            for name in tree.names(where):
+                path = f"{where}/{name}" if where else name
+                if tree.is_dir(path):
+                    stack.append((path, f"{rel}/{name}"))
+                elif len(found) < MAX_ASSETS:
+                    found.append(f"{rel}/{name}")
+        return found
+
 
 def load_course(
     course_dir: Path,
@@ -356,7 +383,7 @@ def load_course(
     overlays: Mapping[Path, str] | None = None,
     models: Models | None = None,
     parsed_anew: ParsedAnew | None = None,
-    kept: KeptTexts | None = None,
+    tree: KnownTree | None = None,
 ) -> LoadResult:
     """Load the course under `course_dir`; paths in the result are relative to `project_root`.
 
@@ -364,11 +391,11 @@ def load_course(
     (absolute path -> text) are read in place of those files: an editor's unsaved buffers.
     `models` (kept by the caller between loads) serves a document whose text did not change
     without validating it again; afterwards it holds exactly this load's documents.
-    `parsed_anew(kind, data)` is told of each document the store did not hold. `kept` serves
-    the texts of files whose content an earlier run read (and is told of those read)."""
+    `parsed_anew(kind, data)` is told of each document the store did not hold. With a `tree`,
+    what the course folder holds and the texts it keeps are taken from it (`KnownTree`)."""
     course_dir = course_dir.absolute()
     root = (project_root or course_dir.parent).absolute()
-    loader = _Loader(course_dir, root, store, overlays, models, parsed_anew, kept)
+    loader = _Loader(course_dir, root, store, overlays, models, parsed_anew, tree)
     with long_lived():
         course = loader.load()
     if models is not None:

@@ -59,17 +59,32 @@ def _located(where: At) -> Location:
 Models = dict[tuple[str, str, int, str], tuple[Any, list[Diagnostic]]]
 
 
-class KeptTexts(Protocol):
-    """Texts of course files an earlier run read, by the content the file holds now
-    (coursekit.cache_pack.PackTexts): a file whose content is known is not read again.
+class KnownTree(Protocol):
+    """The course folder as this run first saw it (coursekit.cache_pack.SeenTree): which files
+    and folders it holds, and the texts of those whose content an earlier run read.
 
-    Paths are relative to the course folder. `text` gives a text only for content that read
-    whole and valid before (every check of `read_text` but where the file lies, which the
-    keeper vouches for), so it stands for reading the file; `keep` is told each text read."""
+    A load given one asks it, not the disk, what exists inside the course folder, and reads
+    only the files whose text it does not hold, so what the load finds is a function of that
+    one look at the tree, however the files change meanwhile. Paths are relative to the course
+    folder. `text` gives a text only for content that read whole and valid before (every
+    check of `read_text` but where the file lies, which the tree vouches for: it holds no
+    link), so it stands for reading the file; `read` and `refused` are told of each file read
+    (or that did not read) from the disk, so the tree can tell whether it still held then
+    what it held at first."""
 
     def text(self, path: str) -> str | None: ...
 
-    def keep(self, path: str, text: str) -> None: ...
+    def read(self, path: str, text: str) -> None: ...
+
+    def refused(self, path: str) -> None: ...
+
+    def is_file(self, path: str) -> bool: ...
+
+    def is_dir(self, path: str) -> bool: ...
+
+    def names(self, folder: str) -> list[str]:
+        """The names of the files and folders directly in `folder` ("": the course folder)."""
+        ...
 
 
 # Told (the model kind, the parsed data) of a document whose text no run has seen: the caller
@@ -86,10 +101,10 @@ class DocumentReader:
         overlays: Mapping[Path, str] | None = None,
         models: Models | None = None,
         parsed_anew: ParsedAnew | None = None,
-        kept: KeptTexts | None = None,
+        tree: KnownTree | None = None,
     ) -> None:
         self.store = store
-        self.kept = kept
+        self.tree = tree
         self.parsed_anew = parsed_anew  # told of each document the store did not hold
         self.models = models
         self.used: Models = {}  # what this load read from or added to `models`
@@ -101,7 +116,8 @@ class DocumentReader:
         self.folders = RealFolders(course_dir)
         self.project_root = project_root
         self._below_root = str(project_root).rstrip("/") + "/"
-        self._below_course = str(course_dir).rstrip("/") + "/"
+        self._course = os.path.normpath(course_dir)
+        self._below_course = self._course.rstrip("/") + "/"
         self.course = Course(root=self.rel(course_dir))
         self.diagnostics: list[Diagnostic] = []
         # folders a listed chapter claims, even when it claims several (CK109 reports that):
@@ -156,10 +172,10 @@ class DocumentReader:
         try:
             if overlay is not None:
                 text = check_unsaved(overlay)
-            elif self.kept is None:
+            elif self.tree is None:
                 text = read_text(path, self.folders)
             else:
-                text = self._read_or_kept(path, self.kept)
+                text = self._read_or_kept(path, self.tree)
         except LoadError as exc:
             self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
             self.failed(self.diagnostics[-1:])
@@ -167,19 +183,62 @@ class DocumentReader:
         self.course.texts[rel] = text
         return text
 
-    def _read_or_kept(self, path: Path, kept: KeptTexts) -> str:
-        text = str(path)
-        inside = text[len(self._below_course) :] if text.startswith(self._below_course) else None
-        found = kept.text(inside) if inside is not None else None
+    def _read_or_kept(self, path: Path, tree: KnownTree) -> str:
+        inside = self.inside(path)
+        found = tree.text(inside) if inside is not None else None
         if found is None:
-            found = read_text(path, self.folders)
+            try:
+                found = read_text(path, self.folders)
+            except LoadError:
+                if inside is not None:
+                    tree.refused(inside)
+                raise
             if inside is not None:
-                kept.keep(inside, found)
+                tree.read(inside, found)
         return found
+
+    def inside(self, path: Path) -> str | None:
+        """The path relative to the course folder, when a `KnownTree` answers for it."""
+        if self.tree is None:
+            return None
+        text = os.path.normpath(path)
+        if text == self._course:
+            return ""
+        if not text.startswith(self._below_course):
+            return None
+        return text[len(self._below_course) :]
 
     def exists(self, path: Path) -> bool:
         """A file on disk, or an open buffer not saved yet."""
-        return path.is_file() or (bool(self.overlays) and _key(path) in self.overlays)
+        if self.overlays and _key(path) in self.overlays:
+            return True
+        inside = self.inside(path)
+        if inside is not None and self.tree is not None:
+            return self.tree.is_file(inside)
+        return path.is_file()
+
+    def is_dir(self, path: Path) -> bool:
+        inside = self.inside(path)
+        if inside is not None and self.tree is not None:
+            return self.tree.is_dir(inside)
+        return path.is_dir()
+
+    def lexists(self, path: Path) -> bool:
+        """Anything at all at the path: a file, a folder, a link, even a broken one."""
+        inside = self.inside(path)
+        if inside is not None and self.tree is not None:
+            return self.tree.is_file(inside) or self.tree.is_dir(inside)
+        return os.path.lexists(path)
+
+    def entries(self, folder: Path) -> list[Path]:
+        """What `folder` holds, sorted ([] when it cannot be listed)."""
+        inside = self.inside(folder)
+        if inside is not None and self.tree is not None:
+            return sorted(folder / name for name in self.tree.names(inside))
+        try:
+            return sorted(folder.iterdir())
+        except OSError:
+            return []
 
     def document(self, path: Path, kind: type[N]) -> N | None:
         text = self.text(path)
