@@ -10,7 +10,8 @@ from typing import Any
 from coursekit import suppress
 from coursekit.diagnostics import Diagnostic
 from coursekit.load import LoadResult, load_course
-from coursekit.load.reader import KnownTree, Models
+from coursekit.load.listing import KnownTree
+from coursekit.load.reader import Models
 from coursekit.model.base import Location, Node
 from coursekit.model.documents import LessonFrontMatter
 from coursekit.model.tree import Course

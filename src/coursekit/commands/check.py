@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from coursekit.load.reader import KnownTree
+    from coursekit.load.listing import KnownTree
     from coursekit.options import Options
     from coursekit.project import Project
     from coursekit.store import ResultStore

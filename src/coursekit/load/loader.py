@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from coursekit import codes
 from coursekit.bounds import UnusableName, child, shorten
 from coursekit.diagnostics import Diagnostic, Severity
-from coursekit.load.reader import At, DocumentReader, KnownTree, Models, ParsedAnew, Where
+from coursekit.load.listing import KnownTree
+from coursekit.load.reader import At, DocumentReader, Models, ParsedAnew, Where
 from coursekit.load.yamlsafe import parsed_documents, split_front_matter
 from coursekit.model.base import Location
 from coursekit.model.documents import (
@@ -38,9 +39,6 @@ from coursekit.model.tree import (
 
 if TYPE_CHECKING:
     from coursekit.store import ResultStore
-
-
-MAX_ASSETS = 10_000
 
 
 MANIFESTS = ("course.yaml", "book.yaml", "chapter.yaml")
@@ -74,7 +72,7 @@ class _Loader(DocumentReader):
     def load(self) -> Course:
         manifest_path = self.course_dir / "course.yaml"
         self.course.manifest_path = self.rel(manifest_path)
-        if not self.exists(manifest_path) and not self.lexists(manifest_path):
+        if not self.exists(manifest_path) and not self.listing.lexists(manifest_path):
             self.report(
                 Location(self.course.manifest_path),
                 codes.MISSING_FILE,
@@ -135,7 +133,7 @@ class _Loader(DocumentReader):
                 listed.add(folder.name)
             if folder is None or not self.load_chapter(book_id, folder):
                 self.unloaded("chapter", chapter_id, listed_at, since)
-        for folder in self.entries(book_dir):
+        for folder in self.listing.entries(book_dir):
             if (
                 folder.name not in listed
                 and folder not in self.claimed
@@ -156,7 +154,7 @@ class _Loader(DocumentReader):
         number = match["n"]
         candidates = [
             book_dir / name
-            for name in self.subfolders(book_dir)
+            for name in self.listing.subfolders(book_dir)
             if name == number or name.startswith(number + "-")
         ]
         if not candidates:
@@ -205,7 +203,7 @@ class _Loader(DocumentReader):
         if manifest.id in self.course.chapters:
             return True  # the duplicate-id rule reports it from the books' lists
         self.course.chapters[manifest.id] = chapter
-        chapter.assets = frozenset(self.files_below(folder))
+        chapter.assets = frozenset(self.listing.files_below(folder, self.rel(folder)))
         self.load_svg_figures(manifest, folder)
         listed_lessons: set[str] = set()
         for index, item in enumerate(manifest.items):
@@ -225,8 +223,8 @@ class _Loader(DocumentReader):
             if lesson is not None:
                 chapter.lessons.setdefault(item.lesson, lesson)
         lessons_dir = folder / "lessons"
-        if self.is_dir(lessons_dir):
-            for stray in self.entries(lessons_dir):
+        if self.listing.is_dir(lessons_dir):
+            for stray in self.listing.entries(lessons_dir):
                 if not fnmatch.fnmatchcase(stray.name, "*.md"):  # what `glob("*.md")` finds
                     continue
                 if stray.stem not in listed_lessons:
@@ -317,63 +315,6 @@ class _Loader(DocumentReader):
         if path is None:
             return Program(path=self.rel(folder / shorten(name, 200)), source=None)
         return Program(path=self.rel(path), source=self.text(path))
-
-    def subfolders(self, folder: Path) -> list[str]:
-        """The sorted names of the folders in `folder`, listed once per load (each chapter of
-        a book looks for its own folder among them)."""
-        names = self._subfolders.get(folder)
-        if names is None:
-            inside = self.inside(folder)
-            if inside is not None and self.tree is not None:
-                tree = self.tree
-                below = f"{inside}/" if inside else ""
-                names = sorted(n for n in tree.names(inside) if tree.is_dir(below + n))
-            else:
-                try:
-                    with os.scandir(folder) as entries:
-                        names = sorted(entry.name for entry in entries if entry.is_dir())
-                except OSError:
-                    names = []
-            self._subfolders[folder] = names
-        return names
-
-    def files_below(self, folder: Path) -> list[str]:
-        """Regular files below `folder` (no links, none through a linked folder): the file
-        type comes with the listing, so no file is stat-ed."""
-        inside = self.inside(folder)
-        if inside is not None and self.tree is not None:
-            return self._known_files_below(self.tree, inside, self.rel(folder))
-        found: list[str] = []
-        base = self.rel(folder)
-        stack = [(str(folder), base)]
-        while stack and len(found) < MAX_ASSETS:
-            where, rel = stack.pop()
-            try:
-                with os.scandir(where) as listing:
-                    entries = list(listing)
-            except OSError:
-                continue
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, f"{rel}/{entry.name}"))
-                elif entry.is_file(follow_symlinks=False) and len(found) < MAX_ASSETS:
-                    found.append(f"{rel}/{entry.name}")
-        return found
-
-    @staticmethod
-    def _known_files_below(tree: KnownTree, inside: str, base: str) -> list[str]:
-        """`files_below` as the tree knows the folder (a tree holds no link)."""
-        found: list[str] = []
-        stack = [(inside, base)]
-        while stack and len(found) < MAX_ASSETS:
-            where, rel = stack.pop()
-            for name in tree.names(where):
-                path = f"{where}/{name}" if where else name
-                if tree.is_dir(path):
-                    stack.append((path, f"{rel}/{name}"))
-                elif len(found) < MAX_ASSETS:
-                    found.append(f"{rel}/{name}")
-        return found
 
 
 def load_course(

@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from coursekit.diagnostics import Diagnostic, Severity
+from coursekit.load.listing import KnownTree, Listing
 from coursekit.load.parsecache import cached_parse
 from coursekit.load.validate import validate
 from coursekit.load.yamlsafe import (
@@ -59,34 +60,6 @@ def _located(where: At) -> Location:
 Models = dict[tuple[str, str, int, str], tuple[Any, list[Diagnostic]]]
 
 
-class KnownTree(Protocol):
-    """The course folder as this run first saw it (coursekit.cache_pack.SeenTree): which files
-    and folders it holds, and the texts of those whose content an earlier run read.
-
-    A load given one asks it, not the disk, what exists inside the course folder, and reads
-    only the files whose text it does not hold, so what the load finds is a function of that
-    one look at the tree, however the files change meanwhile. Paths are relative to the course
-    folder. `text` gives a text only for content that read whole and valid before (every
-    check of `read_text` but where the file lies, which the tree vouches for: it holds no
-    link), so it stands for reading the file; `read` and `refused` are told of each file read
-    (or that did not read) from the disk, so the tree can tell whether it still held then
-    what it held at first."""
-
-    def text(self, path: str) -> str | None: ...
-
-    def read(self, path: str, text: str) -> None: ...
-
-    def refused(self, path: str) -> None: ...
-
-    def is_file(self, path: str) -> bool: ...
-
-    def is_dir(self, path: str) -> bool: ...
-
-    def names(self, folder: str) -> list[str]:
-        """The names of the files and folders directly in `folder` ("": the course folder)."""
-        ...
-
-
 # Told (the model kind, the parsed data) of a document whose text no run has seen: the caller
 # may start ahead what such a document will need (check: the sympy server, for new claims).
 ParsedAnew = Callable[[type[Node], Any], object]
@@ -105,6 +78,7 @@ class DocumentReader:
     ) -> None:
         self.store = store
         self.tree = tree
+        self.listing = Listing(course_dir, tree)  # what exists: the disk's word, or the tree's
         self.parsed_anew = parsed_anew  # told of each document the store did not hold
         self.models = models
         self.used: Models = {}  # what this load read from or added to `models`
@@ -116,14 +90,11 @@ class DocumentReader:
         self.folders = RealFolders(course_dir)
         self.project_root = project_root
         self._below_root = str(project_root).rstrip("/") + "/"
-        self._course = os.path.normpath(course_dir)
-        self._below_course = self._course.rstrip("/") + "/"
         self.course = Course(root=self.rel(course_dir))
         self.diagnostics: list[Diagnostic] = []
         # folders a listed chapter claims, even when it claims several (CK109 reports that):
         # none of them is "unlisted"
         self.claimed: set[Path] = set()
-        self._subfolders: dict[Path, list[str]] = {}
 
     def rel(self, path: Path) -> str:
         # `relative_to` costs ~10 µs, called for every file and folder the load meets; a path
@@ -184,7 +155,7 @@ class DocumentReader:
         return text
 
     def _read_or_kept(self, path: Path, tree: KnownTree) -> str:
-        inside = self.inside(path)
+        inside = self.listing.inside(path)
         found = tree.text(inside) if inside is not None else None
         if found is None:
             try:
@@ -197,48 +168,9 @@ class DocumentReader:
                 tree.read(inside, found)
         return found
 
-    def inside(self, path: Path) -> str | None:
-        """The path relative to the course folder, when a `KnownTree` answers for it."""
-        if self.tree is None:
-            return None
-        text = os.path.normpath(path)
-        if text == self._course:
-            return ""
-        if not text.startswith(self._below_course):
-            return None
-        return text[len(self._below_course) :]
-
     def exists(self, path: Path) -> bool:
-        """A file on disk, or an open buffer not saved yet."""
-        if self.overlays and _key(path) in self.overlays:
-            return True
-        inside = self.inside(path)
-        if inside is not None and self.tree is not None:
-            return self.tree.is_file(inside)
-        return path.is_file()
-
-    def is_dir(self, path: Path) -> bool:
-        inside = self.inside(path)
-        if inside is not None and self.tree is not None:
-            return self.tree.is_dir(inside)
-        return path.is_dir()
-
-    def lexists(self, path: Path) -> bool:
-        """Anything at all at the path: a file, a folder, a link, even a broken one."""
-        inside = self.inside(path)
-        if inside is not None and self.tree is not None:
-            return self.tree.is_file(inside) or self.tree.is_dir(inside)
-        return os.path.lexists(path)
-
-    def entries(self, folder: Path) -> list[Path]:
-        """What `folder` holds, sorted ([] when it cannot be listed)."""
-        inside = self.inside(folder)
-        if inside is not None and self.tree is not None:
-            return sorted(folder / name for name in self.tree.names(inside))
-        try:
-            return sorted(folder.iterdir())
-        except OSError:
-            return []
+        """A file on disk (or in the known tree), or an open buffer not saved yet."""
+        return (bool(self.overlays) and _key(path) in self.overlays) or self.listing.is_file(path)
 
     def document(self, path: Path, kind: type[N]) -> N | None:
         text = self.text(path)

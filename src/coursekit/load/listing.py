@@ -1,0 +1,150 @@
+"""What the course folder holds: asked of the disk, or of the tree the run first saw.
+
+A load given a `KnownTree` (a `check` with the cache: coursekit.cache_pack.SeenTree) asks it,
+not the disk, which files and folders exist inside the course folder, and takes from it the
+texts it keeps; what the load finds is then a function of that one look at the tree, however
+the files change meanwhile. Without one (the language server, `fix`, `new`, `--no-cache`)
+every question goes to the disk, as it always did. Either way the answers are the same for
+the same tree: a tree that holds a link is never known (the digest refuses it), so a path
+inside it names what it spells.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Protocol
+
+MAX_ASSETS = 10_000  # files below one chapter folder that a load lists
+
+
+class KnownTree(Protocol):
+    """The course folder as this run first saw it: its files and folders, and the texts of
+    those whose content an earlier run read.
+
+    Paths are relative to the course folder. `text` gives a text only for content that read
+    whole and valid before (every check of `read_text` but where the file lies, which the
+    tree vouches for: it holds no link), so it stands for reading the file; `read` and
+    `refused` are told of each file read (or that did not read) from the disk, so the tree
+    can tell whether it still held then what it held at first."""
+
+    def text(self, path: str) -> str | None: ...
+
+    def read(self, path: str, text: str) -> None: ...
+
+    def refused(self, path: str) -> None: ...
+
+    def is_file(self, path: str) -> bool: ...
+
+    def is_dir(self, path: str) -> bool: ...
+
+    def names(self, folder: str) -> list[str]:
+        """The names of the files and folders directly in `folder` ("": the course folder)."""
+        ...
+
+
+class Listing:
+    """Which files and folders exist, for one load: from `tree` inside the course folder when
+    given, from the disk otherwise."""
+
+    def __init__(self, course_dir: Path, tree: KnownTree | None = None) -> None:
+        self.tree = tree
+        self._course = os.path.normpath(course_dir)
+        self._below_course = self._course.rstrip("/") + "/"
+        self._subfolders: dict[Path, list[str]] = {}
+
+    def inside(self, path: Path) -> str | None:
+        """The path relative to the course folder, when the tree answers for it."""
+        if self.tree is None:
+            return None
+        text = os.path.normpath(path)
+        if text == self._course:
+            return ""
+        if not text.startswith(self._below_course):
+            return None
+        return text[len(self._below_course) :]
+
+    def is_file(self, path: Path) -> bool:
+        inside = self.inside(path)
+        if inside is not None and self.tree is not None:
+            return self.tree.is_file(inside)
+        return path.is_file()
+
+    def is_dir(self, path: Path) -> bool:
+        inside = self.inside(path)
+        if inside is not None and self.tree is not None:
+            return self.tree.is_dir(inside)
+        return path.is_dir()
+
+    def lexists(self, path: Path) -> bool:
+        """Anything at all at the path: a file, a folder, a link, even a broken one."""
+        inside = self.inside(path)
+        if inside is not None and self.tree is not None:
+            return self.tree.is_file(inside) or self.tree.is_dir(inside)
+        return os.path.lexists(path)
+
+    def entries(self, folder: Path) -> list[Path]:
+        """What `folder` holds, sorted ([] when it cannot be listed)."""
+        inside = self.inside(folder)
+        if inside is not None and self.tree is not None:
+            return sorted(folder / name for name in self.tree.names(inside))
+        try:
+            return sorted(folder.iterdir())
+        except OSError:
+            return []
+
+    def subfolders(self, folder: Path) -> list[str]:
+        """The sorted names of the folders in `folder`, listed once per load (each chapter of
+        a book looks for its own folder among them)."""
+        names = self._subfolders.get(folder)
+        if names is None:
+            inside = self.inside(folder)
+            if inside is not None and self.tree is not None:
+                tree = self.tree
+                below = f"{inside}/" if inside else ""
+                names = sorted(n for n in tree.names(inside) if tree.is_dir(below + n))
+            else:
+                try:
+                    with os.scandir(folder) as entries:
+                        names = sorted(entry.name for entry in entries if entry.is_dir())
+                except OSError:
+                    names = []
+            self._subfolders[folder] = names
+        return names
+
+    def files_below(self, folder: Path, rel: str) -> list[str]:
+        """Regular files below `folder` (no links, none through a linked folder), named below
+        `rel` (the folder's project-relative path); at most `MAX_ASSETS`. On the disk the
+        file type comes with the listing, so no file is stat-ed."""
+        inside = self.inside(folder)
+        if inside is not None and self.tree is not None:
+            return _known_files_below(self.tree, inside, rel)
+        found: list[str] = []
+        stack = [(str(folder), rel)]
+        while stack and len(found) < MAX_ASSETS:
+            where, below = stack.pop()
+            try:
+                with os.scandir(where) as listing:
+                    entries = list(listing)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, f"{below}/{entry.name}"))
+                elif entry.is_file(follow_symlinks=False) and len(found) < MAX_ASSETS:
+                    found.append(f"{below}/{entry.name}")
+        return found
+
+
+def _known_files_below(tree: KnownTree, inside: str, rel: str) -> list[str]:
+    found: list[str] = []
+    stack = [(inside, rel)]
+    while stack and len(found) < MAX_ASSETS:
+        where, below = stack.pop()
+        for name in tree.names(where):
+            path = f"{where}/{name}" if where else name
+            if tree.is_dir(path):
+                stack.append((path, f"{below}/{name}"))
+            elif len(found) < MAX_ASSETS:
+                found.append(f"{below}/{name}")
+    return found
