@@ -5,6 +5,7 @@ run's tree digest just took. What a run reports never depends on where a text ca
 from __future__ import annotations
 
 import io
+import random
 import shutil
 from pathlib import Path
 
@@ -127,3 +128,59 @@ def test_a_tree_the_digest_cannot_vouch_for_is_read_whole(course: Path, reads: l
     linked = _check(course)
     assert len(reads) == every
     assert linked == _check(course, use_cache=False)
+
+
+# Random changes to the tree between runs ---------------------------------------------------------
+
+
+def _files(course: Path) -> list[Path]:
+    return sorted(p for p in course.rglob("*") if p.is_file())
+
+
+def _change(rng: random.Random, course: Path, history: list[tuple[Path, bytes]]) -> str:
+    """One change an author (or a checkout) makes; what it was, for the failure message."""
+    files = _files(course)
+    target = rng.choice(files)
+    kind = rng.choice(["edit", "edit", "revert", "delete", "copy", "folder", "add", "rename"])
+    if kind == "revert" and history:
+        path, data = history.pop()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            shutil.rmtree(path)
+        path.write_bytes(data)
+        return f"revert {path}"
+    history.append((target, target.read_bytes()))
+    if kind in ("edit", "revert"):
+        text = target.read_text(encoding="utf-8")
+        at = rng.randrange(len(text) + 1)
+        target.write_text(
+            text[:at] + rng.choice([" word", "\n", "x: 1\n", "]"]) + text[at:], "utf-8"
+        )
+    elif kind == "delete":
+        target.unlink()
+    elif kind == "copy":
+        source = rng.choice(files)
+        if source != target:
+            shutil.copyfile(source, target)
+    elif kind == "folder":
+        target.unlink()
+        target.mkdir()
+    elif kind == "add":
+        _write_new(target.parent / f"added-{rng.randrange(100)}.md")
+    else:
+        target.rename(target.with_name(f"renamed-{target.name}"))
+    return f"{kind} {target}"
+
+
+def _write_new(path: Path) -> None:
+    path.write_text("---\ntitle: An added page\n---\nA sentence.\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_random_tree_changes_give_what_an_uncached_run_gives(course: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    history: list[tuple[Path, bytes]] = []
+    _check(course)
+    for _ in range(6):
+        what = _change(rng, course, history)
+        assert _check(course) == _check(course, use_cache=False), what
