@@ -18,29 +18,32 @@ from coursekit.cache_files import CACHE_DIR, file_digest, read_records, sha256, 
 
 RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp granularity
 # The stat table on disk: a stream of records (cache_files.write_records), when it was written
-# and then one (path, row) per file. Bump the last number when a record's shape changes.
+# and then the rows, as dicts of up to `ROWS_PER_RECORD` (path -> row) each: marshal builds a
+# dict in C, where a record per row cost a Python loop over ~18,000 of them at 1,000 chapters
+# (59 against 14 ms to read). Bump the last number when a record's shape changes.
 STAT_TABLE = "stat-table.bin"  # in the cache's versioned folder
-TABLE_MAGIC = b"coursekit-stat-table\0" + b"1\0"
+TABLE_MAGIC = b"coursekit-stat-table\0" + b"2\0"
+ROWS_PER_RECORD = 4096
 
 
 def read_table(path: Path) -> dict[str, Any] | None:
     """The stat table `TreeDigest.save` wrote at `path`, as `compute` takes it; None for
-    anything else."""
+    anything else (a row of the wrong shape is a changed file: `compute` checks each)."""
     records = read_records(path, TABLE_MAGIC)
     if not records:
         return None
     files: dict[str, Any] = {}
     for record in records[1:]:
-        if not (isinstance(record, tuple) and len(record) == 2 and isinstance(record[0], str)):
+        if not isinstance(record, dict):
             return None
-        files[record[0]] = record[1]
+        files.update(record)
     return {"written_ns": records[0], "files": files}
 
 
 def write_table(path: Path, table: dict[str, Any]) -> bool:
-    return write_records(
-        path, TABLE_MAGIC, itertools.chain([table["written_ns"]], table["files"].items())
-    )
+    rows = iter(table["files"].items())
+    chunks = iter(lambda: dict(itertools.islice(rows, ROWS_PER_RECORD)), {})
+    return write_records(path, TABLE_MAGIC, itertools.chain([table["written_ns"]], chunks))
 
 
 def file_stamp(st: os.stat_result) -> list[int]:
