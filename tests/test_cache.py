@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -404,10 +404,9 @@ def test_an_edit_after_the_load_read_the_tree_is_seen_by_the_next_run(
     before = chapter.read_text(encoding="utf-8")
     record = cache.RunCache.record
 
-    def edit_then_record(self: cache.RunCache, output: str, code: int, seen: bool) -> bool:
+    def edit_then_record(self: cache.RunCache, output: str, code: int) -> bool:
         _edit(chapter, "maturity: M2", "maturity: M9")
-        assert seen
-        return record(self, output, code, seen)
+        return record(self, output, code)
 
     _edit(lesson, "The next step is in", "The next step iz in")  # a miss: the run runs
     monkeypatch.setattr(cache.RunCache, "record", edit_then_record)
@@ -425,11 +424,16 @@ def test_a_run_that_read_the_digested_tree_is_recorded_without_a_second_stat(
     runs.check()
     _edit(project / CHAPTER / "lessons/model-width.md", "The next step is in", "Next is in")
 
-    def no_recheck(self: cache_tree.TreeDigest) -> str | None:
-        raise AssertionError("the tree was stat-ed again")
+    walks: list[int] = []
+    walk = cache_tree.TreeDigest._walk
 
-    monkeypatch.setattr(cache_tree.TreeDigest, "recheck", no_recheck)
+    def counted_walk(self: cache_tree.TreeDigest) -> Iterable[tuple[str, os.stat_result]]:
+        walks.append(1)
+        return walk(self)
+
+    monkeypatch.setattr(cache_tree.TreeDigest, "_walk", counted_walk)
     edited = runs.check()
+    assert len(walks) == 1  # the lookup's: the record does not stat the tree again
     stored = list((project / cache.CACHE_DIR / "v1" / "runs").iterdir())
     monkeypatch.undo()
     replays: list[object] = []

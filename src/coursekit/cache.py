@@ -298,18 +298,14 @@ class RunCache:
         depends on the tree's stamps staying put (the warm path's record) must wait."""
         return self.tree is None or self.key is None or self.tree.recent(time.time_ns())
 
-    def record(self, output: str, code: int, seen: bool = False) -> bool:
-        """Store the run's output under the lookup's key, unless the tree changed while the
-        run read it. `seen`: the run read exactly the tree the lookup digested (its load was
-        given `digested()`, coursekit.cache_pack.SeenTree, and did not diverge), so its output
-        is that tree's whatever changed since; otherwise the tree is stat-ed again."""
+    def record(self, output: str, code: int) -> bool:
+        """Store the run's output under the lookup's key. Only for a run whose load read the
+        tree this lookup digested (`digested()`: coursekit.cache_pack.SeenTree) and did not
+        diverge from it: its output is that tree's, whatever changed since, so the tree need
+        not be stat-ed again (a run that read the disk as it then was would have to be)."""
         if self.key is None or self.tree is None:
             return False
         tree = self.tree
-        if not seen:
-            again = tree.recheck()  # a stat per file: only what changed since lookup is read
-            if again is None or self._key(again, len(tree.files)) != self.key:
-                return False  # something changed while the run was reading it
         try:
             _prepare(self.root)
         except OSError:

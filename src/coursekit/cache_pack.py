@@ -154,10 +154,11 @@ class SeenTree:
     What the load found is then a function of the digest alone, unless a file read from the
     disk no longer held what the digest saw (an edit while the run ran): `diverged` says so,
     and such a run is not recorded under the digest's key. A run that did not diverge need
-    not stat the tree again to be recorded (`RunCache.record(..., seen=True)`).
+    not stat the tree again to be recorded (`RunCache.record`).
 
-    The texts are ~27 MB of the pack at 1,000 chapters and have no `DiskStore` entries:
-    18,000 more files on a cold run, to spare a re-read of what a lost pack loses anyway.
+    The texts are ~23 MB of the pack at 1,000 synthetic chapters (27 MB of files, many of them
+    alike) and have no `DiskStore` entries: 18,000 more files on a cold run, to spare a
+    re-read of what a lost pack loses anyway.
     """
 
     def __init__(

@@ -121,13 +121,6 @@ class TreeDigest:
         listing += [f"{rel}/\0folder" for rel in self.folders]
         return sha256("\n".join(sorted(listing)))
 
-    def recheck(self) -> str | None:
-        """The digest again, taking the stamps `compute` saw as the table: a file whose stamp is
-        unchanged and was not racily clean then is not read again, so a run can confirm the
-        tree it read did not change meanwhile for a stat per file."""
-        again = TreeDigest(self.course_dir, self.table_path)
-        return again.compute({"written_ns": self._now, "files": self._fresh})
-
     def recent(self, now_ns: int) -> bool:
         """Whether a file `compute` saw changed within `RACY_NS` of `now_ns` (just edited)."""
         return any(stamp_is_racy(row, now_ns) for row in self._fresh.values())

@@ -62,9 +62,10 @@ def run_cached(
     output = buffer.getvalue()
     out.write(output)
     # Never keep a run in which coursekit itself failed, nor one whose verdicts depended on the
-    # clock (a timeout, a killed worker): replaying it would repeat a slow moment forever.
-    if code in (0, 1) and not store.declined and not (seen is not None and seen.diverged):
-        runs.record(output, code, seen=seen is not None)
+    # clock (a timeout, a killed worker): replaying it would repeat a slow moment forever; nor
+    # one whose load read a file the author changed after the lookup hashed it.
+    if code in (0, 1) and not store.declined and seen is not None and not seen.diverged:
+        runs.record(output, code)
     return code
 
 
