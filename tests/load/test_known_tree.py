@@ -126,3 +126,28 @@ def test_a_file_refused_for_its_content_does_not_diverge(tmp_path: Path) -> None
     result = load_course(course, tmp_path, tree=seen)
     assert any("binary content" in d.message for d in result.diagnostics)
     assert not seen.diverged
+
+
+@pytest.mark.parametrize(
+    ("spelt", "inside"),
+    [
+        ("course/I/book.yaml", "I/book.yaml"),
+        ("course/I/./book.yaml", "I/book.yaml"),
+        ("course/I//book.yaml", "I/book.yaml"),
+        ("course/I/x/../book.yaml", "I/book.yaml"),
+        ("course/I/.hidden", "I/.hidden"),
+        ("course/I/", "I"),
+        ("course", ""),
+        ("course/../elsewhere/book.yaml", None),
+        ("courses/I/book.yaml", None),
+    ],
+)
+def test_a_path_is_inside_the_course_as_normpath_spells_it(
+    tmp_path: Path, spelt: str, inside: str | None
+) -> None:
+    from coursekit.load.listing import Listing
+
+    store = PackedStore(DiskStore(tmp_path))
+    (tmp_path / "course").mkdir()
+    listing = Listing(tmp_path / "course", SeenTree(store, tmp_path / "course", {}, set()))
+    assert listing.inside(Path(f"{tmp_path}/{spelt}")) == inside
