@@ -20,7 +20,7 @@ RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp 
 # The stat table on disk: a stream of records (cache_files.write_records), when it was written
 # and then the rows, as dicts of up to `ROWS_PER_RECORD` (path -> row) each: marshal builds a
 # dict in C, where a record per row cost a Python loop over ~18,000 of them at 1,000 chapters
-# (59 against 14 ms to read). Bump the last number when a record's shape changes.
+# (59 against 23-27 ms to read). Bump the last number when a record's shape changes.
 STAT_TABLE = "stat-table.bin"  # in the cache's versioned folder
 TABLE_MAGIC = b"coursekit-stat-table\0" + b"2\0"
 ROWS_PER_RECORD = 4096
@@ -89,17 +89,15 @@ class TreeDigest:
             known = table["files"]
         fresh: dict[str, list[Any]] = {}
         now = time.time_ns()
-        racy_from = written - RACY_NS  # `stamp_is_racy`, inlined: ~28,000 entries at 1,000 chapters
-        files = self.files
         for rel, st in self._walk():
-            stamp = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev]
+            stamp = file_stamp(st)
             old = known.get(rel)
             if (
                 type(old) is list
                 and len(old) == 6
                 and old[:5] == stamp
                 and type(old[5]) is str
-                and max(stamp[0], stamp[1]) < racy_from
+                and not stamp_is_racy(stamp, written)
             ):
                 row = old  # the same row: a large tree's table is not held twice
             else:
@@ -109,7 +107,7 @@ class TreeDigest:
                     self.safe = False
                     return None
                 self.changed = True
-            files[rel] = row[5]
+            self.files[rel] = row[5]
             fresh[rel] = row
         if not self.safe:  # the walk stopped early: a link, a device, an unreadable folder
             return None
