@@ -66,30 +66,30 @@ class PackedStore:
         return self._pack
 
     def get(self, namespace: str, key: str) -> Any | None:
-        kept = self._entries().get(namespace)
-        value = kept.get(key) if isinstance(kept, dict) else None
+        value = self.packed(namespace, key)
         if value is None:
             value = self.below.get(namespace, key)
-        if value is not None:
-            self.used.setdefault(namespace, {})[key] = value
+            if value is not None:
+                self.pack(namespace, key, value)
         return value
 
     def put(self, namespace: str, key: str, value: Any) -> None:
-        self.used.setdefault(namespace, {})[key] = value
+        self.pack(namespace, key, value)
         self.computed.add((namespace, key))
         self.below.put(namespace, key, value)
 
     def packed(self, namespace: str, key: str) -> Any | None:
-        """An entry kept in the pack alone (`pack`): no `DiskStore` entry is looked for."""
+        """What the last pack holds under the key (kept for the next), with no `DiskStore`
+        entry looked for: `get` without its fallback, for what is kept in the pack alone."""
         kept = self._entries().get(namespace)
         value = kept.get(key) if isinstance(kept, dict) else None
         if value is not None:
-            self.used.setdefault(namespace, {})[key] = value
+            self.pack(namespace, key, value)
         return value
 
     def pack(self, namespace: str, key: str, value: Any) -> None:
-        """Keep a marshal value in the next pack and nowhere else: what is only worth keeping
-        whole (a run reads all of it or none), and costs only speed to lose."""
+        """Keep a marshal value in the next pack (and, said alone, nowhere else: what is only
+        worth keeping whole, a run reading all of it or none, and costs only speed to lose)."""
         self.used.setdefault(namespace, {})[key] = value
 
     def decline(self, namespace: str, key: str, why: str) -> None:
@@ -187,16 +187,19 @@ class SeenTree:
 
     def refused(self, path: str) -> None:
         # A file refused for its content (NUL bytes, too large) still holds what the digest
-        # took; anything else (gone, replaced) is a tree the digest did not see.
-        digest = self.files.get(path)
+        # took, and a folder refused as a file is still a folder; anything else (gone,
+        # replaced) is a tree the digest did not see.
+        where = self.course_dir / path
         try:
-            where = self.course_dir / path
             st = os.lstat(where)
-            same = digest is not None and stat.S_ISREG(st.st_mode)
-            same = same and file_digest(where, st) == digest
+            if path in self.folders:
+                same = stat.S_ISDIR(st.st_mode)
+            else:
+                digest = self.files.get(path)
+                same = stat.S_ISREG(st.st_mode) and file_digest(where, st) == digest
         except OSError:
             same = False
-        if not same and not (path in self.folders and os.path.isdir(self.course_dir / path)):
+        if not same:
             self.diverged = True
 
     def is_file(self, path: str) -> bool:
