@@ -64,30 +64,32 @@ class Listing:
             return None
         return text[len(self._below_course) :]
 
-    def is_file(self, path: Path) -> bool:
+    def known(self, path: Path) -> tuple[KnownTree, str] | None:
+        """The tree and the path inside it, when the tree answers for `path`."""
         inside = self.inside(path)
-        if inside is not None and self.tree is not None:
-            return self.tree.is_file(inside)
-        return path.is_file()
+        return None if inside is None or self.tree is None else (self.tree, inside)
+
+    def is_file(self, path: Path) -> bool:
+        known = self.known(path)
+        return path.is_file() if known is None else known[0].is_file(known[1])
 
     def is_dir(self, path: Path) -> bool:
-        inside = self.inside(path)
-        if inside is not None and self.tree is not None:
-            return self.tree.is_dir(inside)
-        return path.is_dir()
+        known = self.known(path)
+        return path.is_dir() if known is None else known[0].is_dir(known[1])
 
     def lexists(self, path: Path) -> bool:
         """Anything at all at the path: a file, a folder, a link, even a broken one."""
-        inside = self.inside(path)
-        if inside is not None and self.tree is not None:
-            return self.tree.is_file(inside) or self.tree.is_dir(inside)
-        return os.path.lexists(path)
+        known = self.known(path)
+        if known is None:
+            return os.path.lexists(path)
+        tree, inside = known
+        return tree.is_file(inside) or tree.is_dir(inside)
 
     def entries(self, folder: Path) -> list[Path]:
         """What `folder` holds, sorted ([] when it cannot be listed)."""
-        inside = self.inside(folder)
-        if inside is not None and self.tree is not None:
-            return sorted(folder / name for name in self.tree.names(inside))
+        known = self.known(folder)
+        if known is not None:
+            return sorted(folder / name for name in known[0].names(known[1]))
         try:
             return sorted(folder.iterdir())
         except OSError:
@@ -98,9 +100,9 @@ class Listing:
         a book looks for its own folder among them)."""
         names = self._subfolders.get(folder)
         if names is None:
-            inside = self.inside(folder)
-            if inside is not None and self.tree is not None:
-                tree = self.tree
+            known = self.known(folder)
+            if known is not None:
+                tree, inside = known
                 below = f"{inside}/" if inside else ""
                 names = sorted(n for n in tree.names(inside) if tree.is_dir(below + n))
             else:
@@ -116,9 +118,9 @@ class Listing:
         """Regular files below `folder` (no links, none through a linked folder), named below
         `rel` (the folder's project-relative path); at most `MAX_ASSETS`. On the disk the
         file type comes with the listing, so no file is stat-ed."""
-        inside = self.inside(folder)
-        if inside is not None and self.tree is not None:
-            return _known_files_below(self.tree, inside, rel)
+        known = self.known(folder)
+        if known is not None:
+            return _known_files_below(*known, rel)
         found: list[str] = []
         stack = [(str(folder), rel)]
         while stack and len(found) < MAX_ASSETS:

@@ -77,7 +77,6 @@ class DocumentReader:
         tree: KnownTree | None = None,
     ) -> None:
         self.store = store
-        self.tree = tree
         self.listing = Listing(course_dir, tree)  # what exists: the disk's word, or the tree's
         self.parsed_anew = parsed_anew  # told of each document the store did not hold
         self.models = models
@@ -141,12 +140,7 @@ class DocumentReader:
         rel = self.rel(path)
         overlay = self.overlays.get(_key(path)) if self.overlays else None
         try:
-            if overlay is not None:
-                text = check_unsaved(overlay)
-            elif self.tree is None:
-                text = read_text(path, self.folders)
-            else:
-                text = self._read_or_kept(path, self.tree)
+            text = self._read(path) if overlay is None else check_unsaved(overlay)
         except LoadError as exc:
             self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
             self.failed(self.diagnostics[-1:])
@@ -154,19 +148,21 @@ class DocumentReader:
         self.course.texts[rel] = text
         return text
 
-    def _read_or_kept(self, path: Path, tree: KnownTree) -> str:
-        inside = self.listing.inside(path)
-        found = tree.text(inside) if inside is not None else None
-        if found is None:
+    def _read(self, path: Path) -> str:
+        """The file's text: the known tree's when it keeps one, else read (and told)."""
+        known = self.listing.known(path)
+        if known is None:
+            return read_text(path, self.folders)
+        tree, inside = known
+        text = tree.text(inside)
+        if text is None:
             try:
-                found = read_text(path, self.folders)
+                text = read_text(path, self.folders)
             except LoadError:
-                if inside is not None:
-                    tree.refused(inside)
+                tree.refused(inside)
                 raise
-            if inside is not None:
-                tree.read(inside, found)
-        return found
+            tree.read(inside, text)
+        return text
 
     def exists(self, path: Path) -> bool:
         """A file on disk (or in the known tree), or an open buffer not saved yet."""
