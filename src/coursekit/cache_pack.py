@@ -153,7 +153,9 @@ class SeenTree:
 
     What the load found is then a function of the digest alone, unless a file read from the
     disk no longer held what the digest saw (an edit while the run ran): `diverged` says so,
-    and such a run is not recorded under the digest's key. A run that did not diverge need
+    and the store is told it declined a result (`ResultStore.decline`, the mechanism that
+    keeps a clock-dependent run from being replayed), so such a run is not recorded under
+    the digest's key. A run that did not diverge need
     not stat the tree again to be recorded (`RunCache.record`).
 
     The texts are ~23 MB of the pack at 1,000 synthetic chapters (27 MB of files, many of them
@@ -183,7 +185,7 @@ class SeenTree:
         if digest is not None and sha256(text) == digest:
             self.store.pack(TEXTS, digest, text)
         else:
-            self.diverged = True  # not the content the digest took: changed since
+            self._diverge(path)  # not the content the digest took: changed since
 
     def refused(self, path: str) -> None:
         # A file refused for its content (NUL bytes, too large) still holds what the digest
@@ -200,7 +202,12 @@ class SeenTree:
         except OSError:
             same = False
         if not same:
-            self.diverged = True
+            self._diverge(path)
+
+    def _diverge(self, path: str) -> None:
+        self.diverged = True
+        why = f"{path} changed while the run read it"
+        self.store.decline(TEXTS, self.files.get(path, path), why)
 
     def is_file(self, path: str) -> bool:
         return path in self.files

@@ -100,9 +100,11 @@ def test_the_tree_not_the_disk_answers(tmp_path: Path) -> None:
     _write(course / CHAPTER / "lessons" / "late.md", "---\n---\n")
     assert _found(load_course(course, tmp_path, tree=seen)) == before
     assert not seen.diverged
+    assert not store.declined
     os.unlink(course / CHAPTER / "lessons" / "model-width.md")
     load_course(course, tmp_path, tree=seen)
     assert seen.diverged
+    assert store.declined
 
 
 def test_a_file_read_with_other_content_than_digested_diverges(tmp_path: Path) -> None:
@@ -114,6 +116,7 @@ def test_a_file_read_with_other_content_than_digested_diverges(tmp_path: Path) -
     lesson.write_text(lesson.read_text(encoding="utf-8") + "\nLater.\n", encoding="utf-8")
     load_course(course, tmp_path, tree=seen)
     assert seen.diverged
+    assert store.declined  # what keeps the run from being recorded
 
 
 def test_a_file_refused_for_its_content_does_not_diverge(tmp_path: Path) -> None:

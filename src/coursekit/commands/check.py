@@ -62,9 +62,9 @@ def run_cached(
     output = buffer.getvalue()
     out.write(output)
     # Never keep a run in which coursekit itself failed, nor one whose verdicts depended on the
-    # clock (a timeout, a killed worker): replaying it would repeat a slow moment forever; nor
-    # one whose load read a file the author changed after the lookup hashed it.
-    if code in (0, 1) and not store.declined and seen is not None and not seen.diverged:
+    # clock (a timeout, a killed worker; a file the author changed after the lookup hashed it):
+    # replaying it would repeat a passing moment forever.
+    if code in (0, 1) and not store.declined:
         runs.record(output, code)
     return code
 
