@@ -99,6 +99,18 @@ def hostile(runner: Runner, source: str, limits: Limits = TIGHT) -> Outcome:
 # ------------------------------------------------------------------ one job, one budget
 
 
+def _anonymous(pid: int) -> int:
+    """The process's anonymous Pss, what it allocated itself (0 once it is gone)."""
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0
+    for line in rollup.splitlines():
+        if line.startswith("Pss_Anon:"):
+            return int(line.split()[1]) << 10
+    return 0
+
+
 class PeakMemory:
     """The peak of the sandboxed processes' own memory (anonymous Pss), sampled from outside."""
 
@@ -111,16 +123,13 @@ class PeakMemory:
     def _sample(self) -> None:
         while not self._stop.is_set():
             for pids in sandbox_uids(self.servers).values():  # one uid per job
-                total = 0
-                for pid in pids:
-                    try:
-                        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
-                    except OSError:
-                        continue
-                    for line in rollup.splitlines():
-                        if line.startswith("Pss_Anon:"):  # what the job itself allocated
-                            total += int(line.split()[1]) << 10
-                self.peak = max(self.peak, total)
+                # The processes are read one after another, not at one instant: a child read
+                # just before the kernel killed it would count beside the one whose memory
+                # took its place. Each process counts with the lesser of two reads, so only
+                # memory held across both counts (four children holding 120 MiB still do).
+                first = [_anonymous(pid) for pid in pids]
+                again = [_anonymous(pid) for pid in pids]
+                self.peak = max(self.peak, sum(map(min, first, again)))
             time.sleep(0.005)
 
     def __enter__(self) -> PeakMemory:
