@@ -264,9 +264,14 @@ def test_garbage_never_kills_the_server(server: Driver, root: Path, garbage: str
 
 def test_a_malformed_request_becomes_a_log_message(server: Driver, root: Path) -> None:
     uri = (root / LESSON).as_uri()
-    future = server.client.protocol.send_request_async(
-        types.TEXT_DOCUMENT_HOVER, {"textDocument": {"uri": uri}, "position": "nonsense"}
-    )
+
+    async def malformed() -> object:
+        # sent from the client's own loop: from this thread, the request would need this
+        # thread's event loop, which an earlier test in the same process may have closed
+        return await server.client.protocol.send_request_async(
+            types.TEXT_DOCUMENT_HOVER, {"textDocument": {"uri": uri}, "position": "nonsense"}
+        )
+
     with pytest.raises(Exception):  # noqa: B017 - the client sees an error answer, not a hang
-        server.run(future, timeout=30)
+        server.run(malformed(), timeout=30)
     assert server.alive()
