@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from checkout_guard import untracked
+
+if TYPE_CHECKING:
+    from coursekit.options import Options
+    from coursekit.verify.server import SympyServer
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -105,3 +112,41 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The slow end-to-end tests first: xdist hands tests out in this order, so the long ones
     start while the short ones fill the other workers, rather than ending the run alone."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+# One sympy server per test process, for the in-process checks ---------------------------------
+# Each in-process `check` would start a server of its own: a fresh interpreter importing sympy,
+# ~0.5 s of CPU, some sixty times a suite. A server answers each request from that request
+# alone (the specs and their limits: tests/verify/test_server.py shows it gives exactly what
+# `verify_documents` gives in-process), so one kept per test process gives each check the
+# verdicts its own server would. Tests of the server's own life (started when first asked,
+# ended with its run, never started for nothing) are marked `own_sympy_server`.
+_KEPT: list[SympyServer] = []
+
+
+def _kept_server() -> SympyServer:
+    from coursekit.verify.server import SympyServer
+
+    if not _KEPT or _KEPT[0].failed:  # a server that failed once is asked no more: start anew
+        _KEPT[:] = [SympyServer()]
+    return _KEPT[0]
+
+
+@pytest.fixture(autouse=True)
+def _one_sympy_server(request: pytest.FixtureRequest) -> Iterator[None]:
+    if request.node.get_closest_marker("own_sympy_server"):
+        yield
+        return
+    from coursekit.commands import check as command
+
+    def kept(options: Options) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext(_kept_server() if options.formulas else None)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(command, "_sympy_server", kept)
+        yield
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for server in _KEPT:
+        server.close()

@@ -22,6 +22,7 @@ from coursekit.verify import MathsSpec, verify_documents
 from coursekit.verify.server import SympyServer, _decoded
 
 ROOT = Path(__file__).parents[2]
+pytestmark = pytest.mark.own_sympy_server  # the server's own life is what these test
 
 
 def specs() -> list[MathsSpec]:

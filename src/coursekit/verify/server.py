@@ -86,6 +86,11 @@ class SympyServer:
         return True
 
     @property
+    def failed(self) -> bool:
+        """Whether the server failed once (it is then neither asked nor started again)."""
+        return self._failed
+
+    @property
     def pid(self) -> int:
         """The server's process id (0 when none runs)."""
         return self.process.pid if self.process is not None else 0
