@@ -210,6 +210,10 @@ def worker(mode: str, base: str, uid: int, fds: list[int], roots: list[str]) -> 
     channel = (-1, -1)
     try:
         os.setsid()
+        # Killed with the server from the start, not only once it holds a job: a spare whose
+        # server was killed would go on building its root in the server's folder, after the
+        # parent had removed that folder (the uid change clears this; it is set again then).
+        _sandbox.die_with_parent()
         out_w, err_w, res_w, job_r = fds
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
