@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -147,9 +148,10 @@ def _lists(node: object, path: tuple[str | int, ...] = ()) -> list[tuple[str | i
 @pytest.mark.parametrize("path", REAL_YAML, ids=lambda p: p.relative_to(REAL_COURSE).as_posix())
 def test_every_list_of_every_real_file_takes_an_item_touching_nothing_else(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    for where in _lists(data(text)):
+    original = data(text)  # parsed once: each case edits a deep copy of it
+    for where in _lists(original):
         editor = YamlEditor(text, path.name)
-        sample = data(text)
+        sample = original
         for part in where:
             sample = sample[part]  # type: ignore[index]
         assert isinstance(sample, list)
@@ -160,7 +162,7 @@ def test_every_list_of_every_real_file_takes_an_item_touching_nothing_else(path:
         added = added_only(text, editor.text) if _block_or_empty(text, editor.text) else None
         if added is None:  # a flow list: exactly one line changed, the list's own
             assert len(changed_lines(text, editor.text)) == 1
-        expected = data(text)
+        expected = copy.deepcopy(original)
         target = expected
         for part in where:
             target = target[part]  # type: ignore[index]

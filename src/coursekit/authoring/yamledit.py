@@ -77,42 +77,43 @@ class YamlEditor:
 
     def append(self, path: Path_, value: Any) -> None:
         """Append `value` to the list at `path` (a missing top-level list is created)."""
-        tree = self._tree()
+        yaml, tree = self._tree()
         parent, key = self._parent(tree, path)
         if isinstance(parent, CommentedMap) and key not in parent and len(path) == 1:
-            self._apply(self._plan_new_key(tree, str(key), value))
+            self._apply(self._plan_new_key(tree, str(key), value), yaml, tree)
             return
         seq = parent[key]
         if not isinstance(seq, CommentedSeq):
             raise EditError(f"{self.name}: '{_dotted(path)}' is not a list")
-        self._apply(self._plan_insert(tree, path, seq, len(seq), value))
+        self._apply(self._plan_insert(tree, path, seq, len(seq), value), yaml, tree)
 
     def insert(self, path: Path_, index: int, value: Any) -> None:
         """Insert `value` into the list at `path` so that it becomes item `index`."""
-        tree = self._tree()
+        yaml, tree = self._tree()
         seq = self._node(tree, path)
         if not isinstance(seq, CommentedSeq):
             raise EditError(f"{self.name}: '{_dotted(path)}' is not a list")
-        self._apply(self._plan_insert(tree, path, seq, max(0, min(index, len(seq))), value))
+        plan = self._plan_insert(tree, path, seq, max(0, min(index, len(seq))), value)
+        self._apply(plan, yaml, tree)
 
     def replace_item(self, path: Path_, index: int, value: Any) -> None:
         """Replace item `index` of the block list at `path` (refused if it holds a comment)."""
-        tree = self._tree()
+        yaml, tree = self._tree()
         seq = self._node(tree, path)
         if not isinstance(seq, CommentedSeq) or not 0 <= index < len(seq):
             raise EditError(f"{self.name}: no item {index} in '{_dotted(path)}'")
-        self._apply(self._plan_replace(tree, path, seq, index, value))
+        self._apply(self._plan_replace(tree, path, seq, index, value), yaml, tree)
 
     def set_scalar(self, path: Path_, value: Any) -> None:
         """Set the scalar at `path` to `value`, keeping its quoting style."""
-        tree = self._tree()
+        yaml, tree = self._tree()
         parent, key = self._parent(tree, path)
         current = parent[key]
         if isinstance(current, CommentedMap | CommentedSeq):
             raise EditError(f"{self.name}: '{_dotted(path)}' is not a scalar")
         if _plain(current) == value and type(_plain(current)) is type(value):
             return
-        self._apply(self._plan_set(tree, path, parent, key, value))
+        self._apply(self._plan_set(tree, path, parent, key, value), yaml, tree)
 
     # Parsing -------------------------------------------------------------------------------
 
@@ -128,9 +129,11 @@ class YamlEditor:
         yaml.indent(mapping=indent.mapping, sequence=indent.sequence, offset=indent.offset)
         return yaml
 
-    def _tree(self) -> Any:
+    def _tree(self) -> tuple[YAML, Any]:
+        """The round-trip tree of the text, and the YAML that read it (and writes the edit)."""
+        yaml = self._yaml()
         try:
-            return self._yaml().load(self.text)
+            return yaml, yaml.load(self.text)
         except (YAMLError, ValueError) as exc:
             raise EditError(f"{self.name}: does not parse as YAML: {exc}") from None
 
@@ -173,9 +176,11 @@ class YamlEditor:
 
     # Applying ------------------------------------------------------------------------------
 
-    def _apply(self, plan: _Plan) -> None:
+    def _apply(self, plan: _Plan, yaml: YAML, tree: Any) -> None:
+        """Make the edit: ruamel's output when exact, else the plan's text. The plan is made,
+        so the edit goes into the tree it was planned on rather than into a second reading."""
         if plan.ruamel is not None:
-            candidate = self._ruamel_result(plan.ruamel)
+            candidate = self._ruamel_result(plan.ruamel, yaml, tree)
             if candidate is not None and self._acceptable(candidate, plan):
                 self.text = candidate
                 return
@@ -185,10 +190,9 @@ class YamlEditor:
             return
         raise EditError(f"{self.name}: the edit would change lines it must not touch")
 
-    def _ruamel_result(self, edit: Callable[[Any], None]) -> str | None:
+    @staticmethod
+    def _ruamel_result(edit: Callable[[Any], None], yaml: YAML, tree: Any) -> str | None:
         try:
-            yaml = self._yaml()
-            tree = yaml.load(self.text)
             edit(tree)
             out = io.StringIO()
             yaml.dump(tree, out)
