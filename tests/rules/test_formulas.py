@@ -83,11 +83,16 @@ def write_lesson(course: Path, front: str = FRONT, body: str = BODY) -> None:
     (course.parent / LESSON_PATH).write_text(front + body, encoding="utf-8")
 
 
+def context(course: Path, config: Config | None = None, **options: object) -> Context:
+    """The course loaded, as every rule of one run sees it."""
+    loaded = load_course(course, course.parent)
+    return Context(course=loaded.course, config=config or Config(), options=Options(**options))  # type: ignore[arg-type]
+
+
 def findings(
     course: Path, code: str, config: Config | None = None, **options: object
 ) -> list[Finding]:
-    loaded = load_course(course, course.parent)
-    ctx = Context(course=loaded.course, config=config or Config(), options=Options(**options))  # type: ignore[arg-type]
+    ctx = context(course, config, **options)
     check = REGISTRY[code].check
     assert check is not None
     return list(check(ctx))
@@ -345,9 +350,7 @@ def test_the_real_course_passes(tmp_path: Path, source: Path) -> None:
         pytest.skip(f"{source} not present")
     course = tmp_path / "course"
     shutil.copytree(source, course)
-    # One context for every rule, as in a real run: the course is verified once, not per rule.
-    loaded = load_course(course, course.parent)
-    ctx = Context(course=loaded.course, config=Config(), options=Options())
+    ctx = context(course)  # one for every rule, as in a run: the maths is verified once
     for code in CODES:
         rule = REGISTRY[code]
         if rule.severity == "error":
