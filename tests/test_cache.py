@@ -7,9 +7,10 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -357,6 +358,19 @@ def test_a_tree_with_a_symlink_is_never_replayed(project: Path) -> None:
     )
 
 
+def _returns(monkeypatch: pytest.MonkeyPatch, owner: type, name: str) -> list[Any]:
+    """What each call of the method `owner.name` returns from now on (it still runs)."""
+    real = getattr(owner, name)
+    returned: list[Any] = []
+
+    def spied(self: object, *args: object, **kwargs: object) -> Any:
+        returned.append(real(self, *args, **kwargs))
+        return returned[-1]
+
+    monkeypatch.setattr(owner, name, spied)
+    return returned
+
+
 @pytest.mark.parametrize("racy", [True, False])
 def test_an_edit_the_load_reads_is_not_stored_under_the_old_key(
     project: Path, monkeypatch: pytest.MonkeyPatch, racy: bool
@@ -370,7 +384,7 @@ def test_an_edit_the_load_reads_is_not_stored_under_the_old_key(
     runs.check()
     lesson = project / CHAPTER / "lessons/model-width.md"
     _edit(lesson, "The next step is in", "The next step iz in")  # a miss: the run runs
-    lookup, record, stored = cache.RunCache.lookup, cache.RunCache.record, []
+    lookup = cache.RunCache.lookup
 
     def lookup_then_edit(self: cache.RunCache) -> tuple[str, int] | None:
         hit = lookup(self)
@@ -379,12 +393,8 @@ def test_an_edit_the_load_reads_is_not_stored_under_the_old_key(
         os.utime(lesson, ns=(stat.st_atime_ns, stat.st_mtime_ns))
         return hit
 
-    def recorded(self: cache.RunCache, *args: object, **kwargs: object) -> bool:
-        stored.append(record(self, *args, **kwargs))  # type: ignore[arg-type]
-        return stored[-1]
-
     monkeypatch.setattr(cache.RunCache, "lookup", lookup_then_edit)
-    monkeypatch.setattr(cache.RunCache, "record", recorded)
+    stored = _returns(monkeypatch, cache.RunCache, "record")
     runs.check()
     monkeypatch.undo()
     assert True not in stored
@@ -423,27 +433,11 @@ def test_a_run_that_read_the_digested_tree_is_recorded_without_a_second_stat(
     runs = Runs(project)
     runs.check()
     _edit(project / CHAPTER / "lessons/model-width.md", "The next step is in", "Next is in")
-
-    walks: list[int] = []
-    walk = cache_tree.TreeDigest._walk
-
-    def counted_walk(self: cache_tree.TreeDigest) -> Iterable[tuple[str, os.stat_result]]:
-        walks.append(1)
-        return walk(self)
-
-    monkeypatch.setattr(cache_tree.TreeDigest, "_walk", counted_walk)
+    walks = _returns(monkeypatch, cache_tree.TreeDigest, "_walk")
     edited = runs.check()
     assert len(walks) == 1  # the lookup's: the record does not stat the tree again
     stored = list((project / cache.CACHE_DIR / "v1" / "runs").iterdir())
     monkeypatch.undo()
-    replays: list[object] = []
-    real = cache.RunCache.lookup
-
-    def counted(self: cache.RunCache) -> tuple[str, int] | None:
-        hit = real(self)
-        replays.append(hit)
-        return hit
-
-    monkeypatch.setattr(cache.RunCache, "lookup", counted)
+    replays = _returns(monkeypatch, cache.RunCache, "lookup")
     assert runs.check() == edited
     assert replays and replays[0] is not None, stored  # the edited run was recorded
