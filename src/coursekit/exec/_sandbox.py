@@ -130,10 +130,16 @@ def enter_namespaces(base: str, roots: list[str]) -> None:
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     check(_libc.sethostname(b"job", 3), "sethostname")
     _mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755")
+    # The root is built from inside that tmpfs, by paths relative to it. Should the host remove
+    # `base` meanwhile (the parent cleaning up after a killed server), the kernel detaches the
+    # mount, and what follows still lands in it or fails: a path spelled from `base` would
+    # lead `makedirs` to make the removed folders again, on the host's disk.
+    os.chdir(base)
+    here = "."
     # The job's root is a folder of the new root, not the new root itself: a chrooted process
     # may not create user namespaces (the kernel refuses it EPERM), and so cannot regain
     # capabilities over mounts of its own.
-    inner = base + INNER
+    inner = here + INNER
     os.mkdir(inner, 0o755)
     if any(path == "/tmp" or path.startswith("/tmp/") for path in roots):
         # A root lies below /tmp (a virtualenv in a clone under /tmp, as a CI runner may have
@@ -158,14 +164,14 @@ def enter_namespaces(base: str, roots: list[str]) -> None:
         _libc.syscall(
             SYS_MOUNT_SETATTR,
             AT_FDCWD,
-            base.encode(),
+            here.encode(),
             AT_RECURSIVE,
             ctypes.byref(attr),
             ctypes.sizeof(attr),
         ),
         "mount_setattr(new root, AT_RECURSIVE, RDONLY|NOSUID)",
     )
-    _switch_root(base)
+    _switch_root(here)
     check(_libc.chroot(INNER.encode()), "chroot")
     os.chdir("/")
 

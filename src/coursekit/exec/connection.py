@@ -178,13 +178,9 @@ class _Server:
         self._remove_workdirs()
 
     def _remove_workdirs(self) -> None:
-        # A spare of a killed server dies with it (SIGKILL), but a mkdir it was making when
-        # the signal came still lands: a folder that comes back is removed again.
-        for _ in range(3):
-            shutil.rmtree(self.workdirs, ignore_errors=True)
-            if not os.path.lexists(self.workdirs):
-                return
-            time.sleep(0.05)
+        # Once removed it stays removed: a spare that outlives its server for a moment builds
+        # its root inside a tmpfs of its own (`_sandbox.enter_namespaces`), never in here.
+        shutil.rmtree(self.workdirs, ignore_errors=True)
 
     def _close_pipes(self) -> None:
         for stream in (self.proc.stdin, self.proc.stdout):
