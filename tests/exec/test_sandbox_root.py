@@ -74,4 +74,3 @@ def test_a_root_whose_folder_is_removed_midway_leaves_nothing_on_the_host(
     os.waitpid(pid, 0)
     left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
     assert left == [], f"the worker built its root on the host's disk: {left[:8]}"
-
