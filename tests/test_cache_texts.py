@@ -11,13 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from coursekit import cache
+from coursekit import cache, engine
 from coursekit.cache_files import FORMAT, read_records, sha256
 from coursekit.cache_pack import MAGIC, PACK, TEXTS
 from coursekit.commands.check import run_cached
-from coursekit.load import reader, yamlsafe
+from coursekit.engine import CheckResult
+from coursekit.load import LoadResult, reader, yamlsafe
+from coursekit.model.tree import Course
 from coursekit.options import Options
-from coursekit.project import find_project
+from coursekit.project import Project, find_project
+from coursekit.rules import facts
 
 BUNDLED = Path(__file__).resolve().parent.parent / "course"
 LESSON = "II/2-from-recurrence-to-attention/lessons/model-width.md"
@@ -128,6 +131,49 @@ def test_a_tree_the_digest_cannot_vouch_for_is_read_whole(course: Path, reads: l
     linked = _check(course)
     assert len(reads) == every
     assert linked == _check(course, use_cache=False)
+
+
+def _loaded_courses(monkeypatch: pytest.MonkeyPatch) -> list[Course]:
+    """The course each later check loads (as its rules see it)."""
+    seen: list[Course] = []
+    real = engine.check_loaded
+
+    def kept(project: Project, loaded: LoadResult, *args: object) -> CheckResult:
+        seen.append(loaded.course)
+        return real(project, loaded, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "check_loaded", kept)
+    return seen
+
+
+def test_the_digests_a_load_takes_from_its_tree_are_its_texts_hashes(
+    course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A per-chapter key hashes each text by the digest the lookup took of its bytes: served
+    from the pack or read after an edit, every one is the text's own hash."""
+    _check(course)
+    lesson = course / LESSON
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\nOne sentence more.\n", "utf-8")
+    loaded = _loaded_courses(monkeypatch)
+    _check(course)
+    (edited,) = loaded
+    assert set(edited.digests) == set(edited.texts)  # every text the tree vouched for
+    assert all(sha256(edited.texts[path]) == d for path, d in edited.digests.items())
+    rel = f"course/{LESSON}"
+    assert edited.digests[rel] == sha256(lesson.read_text(encoding="utf-8"))  # the edit's
+    keys = {c: facts.chapter_digest(edited, chapter) for c, chapter in edited.chapters.items()}
+    edited.digests.clear()
+    edited.derived.clear()
+    assert keys == {c: facts.chapter_digest(edited, ch) for c, ch in edited.chapters.items()}
+
+
+def test_a_run_without_the_cache_hashes_every_text_itself(
+    course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = _loaded_courses(monkeypatch)
+    _check(course, use_cache=False)
+    (cold,) = loaded
+    assert cold.texts and cold.digests == {}
 
 
 # Random changes to the tree between runs ---------------------------------------------------------

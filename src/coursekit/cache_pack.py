@@ -180,12 +180,17 @@ class SeenTree:
         value = self.store.packed(TEXTS, digest)
         return value if type(value) is str else None
 
-    def read(self, path: str, text: str) -> None:
+    def read(self, path: str, text: str) -> bool:
         digest = self.files.get(path)
         if digest is not None and sha256(text) == digest:
             self.store.pack(TEXTS, digest, text)
-        else:
-            self._diverge(path)  # not the content the digest took: changed since
+            return True
+        self._diverge(path)  # not the content the digest took: changed since
+        return False
+
+    def digest(self, path: str) -> str | None:
+        digest = self.files.get(path)
+        return None if digest is None or digest.startswith("stat:") else digest
 
     def refused(self, path: str) -> None:
         # A file refused for its content (NUL bytes, too large) still holds what the digest

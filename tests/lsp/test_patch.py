@@ -143,3 +143,19 @@ def test_only_open_files_and_changed_diagnostics_are_published_again(root: Path)
     state.open(lesson, broken)
     found = dict(state.to_publish(state.analyse()))
     assert "CK501" in {d.code for d in found[rel]}
+
+
+def test_a_patched_lesson_keeps_no_digest_of_its_old_text(root: Path) -> None:
+    """A digest stands for the text the load read; the buffer's text is another."""
+    from coursekit.lsp.patch import patched
+
+    project = find_project(root / "course", root / "course")
+    loaded = coursekit.load.load_course(project.course_dir, project.root)
+    rel = f"course/{LESSON}"
+    other = next(path for path in loaded.course.texts if path.endswith(".md") and path != rel)
+    loaded.course.digests.update({rel: "old", other: "kept"})
+    lesson = project.course_dir / LESSON
+    text = lesson.read_text(encoding="utf-8") + "\nA sentence.\n"
+    result = patched(loaded, {lesson: text}, project.course_dir, project.root, {})
+    assert result is not None and result.course.texts[rel] == text
+    assert result.course.digests == {other: "kept"}

@@ -140,19 +140,22 @@ class DocumentReader:
         rel = self.rel(path)
         overlay = self.overlays.get(_key(path)) if self.overlays else None
         try:
-            text = self._read(path) if overlay is None else check_unsaved(overlay)
+            text, digest = self._read(path) if overlay is None else (check_unsaved(overlay), None)
         except LoadError as exc:
             self.report(Location(rel, exc.line, exc.column), exc.code, exc.message)
             self.failed(self.diagnostics[-1:])
             return None
         self.course.texts[rel] = text
+        if digest is not None:
+            self.course.digests[rel] = digest
         return text
 
-    def _read(self, path: Path) -> str:
-        """The file's text: the known tree's when it keeps one, else read (and told)."""
+    def _read(self, path: Path) -> tuple[str, str | None]:
+        """The file's text, the known tree's when it keeps one, else read (and told); and the
+        digest of it the tree vouches for, if any."""
         known = self.listing.known(path)
         if known is None:
-            return read_text(path, self.folders)
+            return read_text(path, self.folders), None
         tree, inside = known
         text = tree.text(inside)
         if text is None:
@@ -161,8 +164,9 @@ class DocumentReader:
             except LoadError:
                 tree.refused(inside)
                 raise
-            tree.read(inside, text)
-        return text
+            if not tree.read(inside, text):
+                return text, None
+        return text, tree.digest(inside)
 
     def exists(self, path: Path) -> bool:
         """A file on disk (or in the known tree), or an open buffer not saved yet."""

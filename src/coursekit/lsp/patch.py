@@ -100,7 +100,9 @@ def _with(course: Course, fresh: Mapping[str, tuple[Lesson, str]]) -> Course:
         chapters[chapter_id] = chapter
     texts = dict(course.texts)
     texts.update((rel, text) for rel, (_, text) in fresh.items())
-    return replace(course, chapters=chapters, texts=texts, derived=carried(course.derived, touched))
+    digests = {rel: d for rel, d in course.digests.items() if rel not in fresh}
+    derived = carried(course.derived, touched)
+    return replace(course, chapters=chapters, texts=texts, digests=digests, derived=derived)
 
 
 def _forget_older(models: Models, used: Models) -> None:

@@ -136,6 +136,9 @@ class Course:
     books: dict[str, Book] = field(default_factory=dict)
     chapters: dict[str, Chapter] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)  # path -> text, for carets and hashing
+    # path -> the SHA-256 (hex) of its text's UTF-8, where the run's known tree vouches for it
+    # (the digest it took of those bytes): what a per-chapter key hashes, already hashed
+    digests: dict[str, str] = field(default_factory=dict)
     # What did not load: every document that failed (with why), and the listed books and
     # chapters that are absent because of it (by id), so reports can say so instead of omitting.
     failed: list[LoadFailure] = field(default_factory=list)

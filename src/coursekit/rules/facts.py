@@ -46,6 +46,9 @@ def _text_digest(course: Course, path: str) -> str | None:
     text = course.texts.get(path)
     if text is None:
         return None
+    known = course.digests.get(path)  # the same hash of the same bytes, taken by the lookup
+    if known is not None:
+        return known
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -191,8 +194,12 @@ def _book0_entries(course: Course) -> dict[str, tuple[str, str]]:
 
 def book0_loaded(course: Course, chapter: Chapter) -> str:
     """Where Book 0 is declared, and whether it loaded."""
-    book = course.books.get(APPARATUS_BOOK)
-    return digest([book.path if book else None, book0_did_not_load(course)])
+
+    def compute() -> str:
+        book = course.books.get(APPARATUS_BOOK)
+        return digest([book.path if book else None, book0_did_not_load(course)])
+
+    return course.derive((*_MANIFESTS, "book0_loaded"), compute)
 
 
 def book0_ids(course: Course, chapter: Chapter) -> str:
@@ -205,9 +212,7 @@ def book0_ids(course: Course, chapter: Chapter) -> str:
 
 def book0_linked(course: Course, chapter: Chapter) -> str:
     """The Book 0 entries this chapter's apparatus links (all their fields), by id."""
-    entries = _book0_entries(course)
-    linked = sorted({link.id for link in chapter.manifest.apparatus})
-    return digest([[i, entries.get(i)] for i in linked])
+    return _linked(course, chapter, "book0", lambda: _book0_entries(course))
 
 
 def apparatus_linked(course: Course, chapter: Chapter) -> str:
@@ -216,9 +221,26 @@ def apparatus_linked(course: Course, chapter: Chapter) -> str:
     def compute() -> dict[str, tuple[str, str]]:
         return {i: (e.model_dump_json(), e.source_path) for i, e in course.apparatus.items()}
 
-    entries = course.derive((*_MANIFESTS, "apparatus"), compute)
-    linked = sorted({link.id for link in chapter.manifest.apparatus})
-    return digest([[i, entries.get(i)] for i in linked])
+    return _linked(
+        course, chapter, "apparatus", lambda: course.derive((*_MANIFESTS, "apparatus"), compute)
+    )
+
+
+def _linked(
+    course: Course,
+    chapter: Chapter,
+    table: str,
+    entries: Callable[[], dict[str, tuple[str, str]]],
+) -> str:
+    """The digest of the entries of `table` the chapter links, once per set of ids: chapters
+    of a book link much the same few entries (1,000 chapters, a handful of distinct sets)."""
+    linked = tuple(sorted({link.id for link in chapter.manifest.apparatus}))
+
+    def compute() -> str:
+        found = entries()
+        return digest([[i, found.get(i)] for i in linked])
+
+    return course.derive((*_MANIFESTS, "linked", table, linked), compute)
 
 
 def course_notation(course: Course, chapter: Chapter) -> str:
