@@ -293,6 +293,11 @@ class RunCache:
             return None
         return self.tree.files, self.tree.folders
 
+    def edited(self) -> dict[str, str | None]:
+        """The files whose content the last lookup found changed since the stat table was
+        written, relative to the course folder -> the digest the table held (None: new)."""
+        return {} if self.tree is None else self.tree.edited
+
     def just_edited(self) -> bool:
         """Whether a course file changed within git's racy window of now (`RACY_NS`): what
         depends on the tree's stamps staying put (the warm path's record) must wait."""

@@ -87,6 +87,12 @@ class PackedStore:
             self.pack(namespace, key, value)
         return value
 
+    def peek(self, namespace: str, key: str) -> Any | None:
+        """What the last pack holds under the key, not kept for the next (a text as it was
+        before an edit, say, which this run does not use)."""
+        kept = self._entries().get(namespace)
+        return kept.get(key) if isinstance(kept, dict) else None
+
     def pack(self, namespace: str, key: str, value: Any) -> None:
         """Keep a marshal value in the next pack (and, said alone, nowhere else: what is only
         worth keeping whole, a run reading all of it or none, and costs only speed to lose)."""

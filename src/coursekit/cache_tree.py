@@ -71,6 +71,9 @@ class TreeDigest:
         self.folders: set[str] = set()  # relative paths: an empty folder matters to the loader
         self.safe = True  # False: the tree holds something the digest cannot vouch for
         self.changed = False  # the stat table needs writing back
+        # files whose content is not what the stat table last held -> the digest it held
+        # then (None: a file it did not list)
+        self.edited: dict[str, str | None] = {}
 
     def compute(self, table: Any = None) -> str | None:
         """The digest of the tree, or None when it holds something the digest cannot vouch for.
@@ -107,6 +110,9 @@ class TreeDigest:
                     self.safe = False
                     return None
                 self.changed = True
+                before = old[5] if type(old) is list and len(old) == 6 else None
+                if row[5] != before:
+                    self.edited[rel] = before if type(before) is str else None
             self.files[rel] = row[5]
             fresh[rel] = row
         if not self.safe:  # the walk stopped early: a link, a device, an unreadable folder

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 
 from coursekit.config import Config, selector_matches
 from coursekit.diagnostics import Diagnostic, Severity
+from coursekit.frontmatter import front_matter
 from coursekit.load.yamlsafe import Span, comment_start, text_spans
-from coursekit.markdown import Comment, Scan, front_matter, scan
+from coursekit.markdown import Comment, Scan, scan
 
 UNUSED = "CK001"
 INVALID = "CK002"

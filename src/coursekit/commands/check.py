@@ -6,6 +6,7 @@ output must not pay for pydantic, the rules, sympy or numpy.
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -49,15 +50,23 @@ def run_cached(
         if settled is not None and not runs.just_edited():  # a racy record would be refused
             settled(*hit, runs.course_entries())
         return hit[1]
-    _known_format(output_format)
+    from dataclasses import replace
+
     from coursekit.cache_pack import PackedStore, SeenTree
 
     buffer = io.StringIO()
     store = PackedStore(cache.DiskStore(project.root))
-    # The load reads the tree as the lookup just saw it, the texts it knows from the pack.
-    digested = runs.digested()
-    seen = None if digested is None else SeenTree(store, project.course_dir, *digested)
-    code = run(project, paths, output_format, buffer, color, options, store, seen)
+    with _sympy_server(options) as server:
+        # Before anything heavy is imported (the reporters import the models): sympy then
+        # imports on the other core while this one imports the rest and loads the course.
+        if server is not None and _new_maths(project, runs, store):
+            server.start()
+        _known_format(output_format)
+        # The load reads the tree as the lookup just saw it, the texts it knows from the pack.
+        digested = runs.digested()
+        seen = None if digested is None else SeenTree(store, project.course_dir, *digested)
+        options = replace(options, sympy=server)
+        code = run(project, paths, output_format, buffer, color, options, store, seen)
     store.save()
     output = buffer.getvalue()
     out.write(output)
@@ -67,6 +76,19 @@ def run_cached(
     if code in (0, 1) and not store.declined:
         runs.record(output, code)
     return code
+
+
+def _new_maths(project: Project, runs: Any, store: Any) -> bool:
+    """Whether the edit the lookup found brought a lesson claims or formulas no run has seen
+    (coursekit.frontmatter): its texts before the edit are the pack's, by their digests."""
+    from coursekit.cache_pack import TEXTS
+    from coursekit.frontmatter import brings_new_maths
+
+    def before(digest: str) -> str | None:
+        text = store.peek(TEXTS, digest)
+        return text if type(text) is str else None
+
+    return brings_new_maths(project.course_dir, runs.edited(), before)
 
 
 def changed_paths(project: Project, paths: Sequence[Path], err: TextIO) -> list[Path] | None:
@@ -131,8 +153,6 @@ def _sympy_server(options: Options) -> Any:
     """Where this run verifies formulas (coursekit.verify.server): a server that starts when
     first asked, so a run that verifies nothing pays nothing; a context holding None when the
     run verifies no formula."""
-    import contextlib
-
     if not options.formulas:
         return contextlib.nullcontext(None)
     from coursekit.verify.server import SympyServer
@@ -172,7 +192,8 @@ def run(
 
     notes: list[str] = []  # rules may append a line for the summary (shared through options)
     options = replace(options or Options(), notes=notes)
-    with _sympy_server(options) as server:
+    given = options.sympy  # a server the caller started (and ends), or one of this run's
+    with _sympy_server(options) if given is None else contextlib.nullcontext(given) as server:
         options = replace(options, sympy=server)
         wanted = relative_paths(project.root, paths)
         result = check(project, wanted, options=options, store=store, tree=tree)

@@ -19,7 +19,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from coursekit import codes
 from coursekit.bounds import MAX_FILE_BYTES  # one cap: the cache keys larger files by stat
-from coursekit.markdown import front_matter
+from coursekit.frontmatter import front_matter
 from coursekit.model.base import Source, YamlPath
 
 MAX_VALUES = 50_000  # after alias expansion: a "billion laughs" stops here (a real file: < 5,000)

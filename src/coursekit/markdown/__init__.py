@@ -31,6 +31,7 @@ from functools import lru_cache
 
 from markdown_it import MarkdownIt
 
+from coursekit.frontmatter import front_matter
 from coursekit.markdown.links import Link, Tag, links, tags
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -124,26 +125,6 @@ def scan(text: str, with_front_matter: bool = False) -> Scan:
         tags=tuple(tags(masked)),
         body_start=body_start,
     )
-
-
-def front_matter(text: str) -> tuple[int, int] | None:
-    """(start of the closing line, start of the body) of YAML front matter, or None.
-
-    Front matter opens with a first line `---` and closes at the next line `---` or `...`
-    (trailing spaces allowed). The loader splits lessons with this, so it and every rule agree.
-    """
-    first = text.find("\n")
-    if first < 0 or text[:first].rstrip() != "---":
-        return None
-    offset = first + 1
-    while True:
-        newline = text.find("\n", offset)
-        end = len(text) if newline < 0 else newline
-        if text[offset:end].rstrip() in ("---", "..."):
-            return offset, end if newline < 0 else newline + 1
-        if newline < 0:
-            return None
-        offset = newline + 1
 
 
 def _blocks(text: str, start: int) -> list[tuple[int, int, str]]:

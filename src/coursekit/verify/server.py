@@ -28,7 +28,6 @@ import sys
 import time
 from collections.abc import Sequence
 
-from coursekit.verify.runner import verify_documents
 from coursekit.verify.spec import MathsSpec, Verdict
 
 _LENGTH = struct.Struct(">Q")
@@ -185,12 +184,18 @@ def serve(requests: int, replies: int) -> None:  # pragma: no cover - runs in th
     from coursekit.verify.symbolic import sympy_module
 
     sympy_module()
+    # The verifier too, before the first request. Not at the top of this module: the parent
+    # imports it to start the server as soon as it knows an edit brought new maths.
+    import coursekit.verify.runner  # noqa: F401
+
     while (message := _receive(requests)) is not None:
         _send(replies, _answer(message))
 
 
 def _answer(message: bytes) -> bytes:  # pragma: no cover - runs in the server
     try:
+        from coursekit.verify.runner import verify_documents
+
         specs, timeout, memory_mb, workers = pickle.loads(message)
         checked = verify_documents(specs, timeout, memory_mb=memory_mb, workers=workers)
     except Exception as exc:  # the parent verifies in-process, and reports what that raises

@@ -1,0 +1,71 @@
+"""A lesson's front matter found without the Markdown parser, and what a run can tell from it
+before it imports anything heavy: whether an edit brought maths no run has verified.
+
+Standard library only: `check` asks `brings_new_maths` between the whole-run cache's miss and
+the import of the engine, so that the sympy server's interpreter imports sympy on the other
+core while this one imports the rules and loads the course.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+# Past this many edited lessons the hint is not worth reading them for (a first run, a
+# checkout): the load starts the server itself at the first lesson with maths no run has seen.
+MAX_PROBED = 16
+_MATHS = re.compile(r"^(?:claims|formulas)\s*:", re.M)
+
+
+def front_matter(text: str) -> tuple[int, int] | None:
+    """(start of the closing line, start of the body) of YAML front matter, or None.
+
+    Front matter opens with a first line `---` and closes at the next line `---` or `...`
+    (trailing spaces allowed). The loader splits lessons with this, so it and every rule agree.
+    """
+    first = text.find("\n")
+    if first < 0 or text[:first].rstrip() != "---":
+        return None
+    offset = first + 1
+    while True:
+        newline = text.find("\n", offset)
+        end = len(text) if newline < 0 else newline
+        if text[offset:end].rstrip() in ("---", "..."):
+            return offset, end if newline < 0 else newline + 1
+        if newline < 0:
+            return None
+        offset = newline + 1
+
+
+def _front(text: str) -> str | None:
+    found = front_matter(text)
+    return None if found is None else text[: found[0]]
+
+
+def brings_new_maths(
+    course_dir: Path,
+    edited: Mapping[str, str | None],
+    before: Callable[[str], str | None],
+) -> bool:
+    """Whether a lesson among `edited` (course-relative path -> the digest of its content
+    before the edit, None for a new file) now declares claims or formulas in front matter
+    that differs from its content before (`before(digest)`: that text, when still kept).
+
+    A hint, never a verdict: a wrong answer starts the server for nothing, or as late as the
+    load would have; a prose edit, whose front matter is unchanged, starts nothing."""
+    lessons = [(path, old) for path, old in edited.items() if path.endswith(".md")]
+    if not lessons or len(lessons) > MAX_PROBED:
+        return False
+    for path, old in lessons:
+        try:
+            text = (course_dir / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeError):
+            continue
+        front = _front(text)
+        if front is None or not _MATHS.search(front):
+            continue
+        previous = before(old) if old is not None else None
+        if previous is None or _front(previous) != front:
+            return True
+    return False
