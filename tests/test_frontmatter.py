@@ -16,7 +16,7 @@ import pytest
 from coursekit import cache_tree
 from coursekit.cache_files import CACHE_DIR
 from coursekit.commands import check as command
-from coursekit.frontmatter import MAX_PROBED, brings_new_maths, front_matter
+from coursekit.frontmatter import HEAD_BYTES, MAX_PROBED, brings_new_maths, front_matter
 from coursekit.options import Options
 from coursekit.project import find_project
 
@@ -81,6 +81,15 @@ def test_what_starts_the_server_early(tmp_path: Path, case: str) -> None:
         assert brings_new_maths(tmp_path, {"l.md": None}, lambda digest: None) is expected
         return
     assert _probe(tmp_path, files, kept) is expected
+
+
+def test_a_long_lesson_is_judged_by_its_head(tmp_path: Path) -> None:
+    """Front matter comes first: past HEAD_BYTES nothing is read, even a character cut."""
+    text = WITH_CLAIMS + ("" if len(WITH_CLAIMS) % 2 else "x") + "é" * HEAD_BYTES
+    with pytest.raises(UnicodeDecodeError):  # the head ends inside an é
+        text.encode("utf-8")[:HEAD_BYTES].decode("utf-8")
+    (tmp_path / "l.md").write_text(text, encoding="utf-8")
+    assert brings_new_maths(tmp_path, {"l.md": None}, lambda digest: None)
 
 
 def test_front_matter_is_the_loaders() -> None:

@@ -15,6 +15,9 @@ from pathlib import Path
 # Past this many edited lessons the hint is not worth reading them for (a first run, a
 # checkout): the load starts the server itself at the first lesson with maths no run has seen.
 MAX_PROBED = 16
+# What of each edited lesson is read: its front matter comes first, and one longer than this
+# is left for the load to see (a file of any size may be edited into the course).
+HEAD_BYTES = 1 << 20
 _MATHS = re.compile(r"^(?:claims|formulas)\s*:", re.M)
 
 
@@ -59,9 +62,16 @@ def brings_new_maths(
         return False
     for path, old in lessons:
         try:
-            text = (course_dir / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeError):
+            with open(course_dir / path, "rb") as handle:
+                head = handle.read(HEAD_BYTES)
+        except OSError:
             continue
+        try:
+            text = head.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if len(head) < HEAD_BYTES or exc.start < len(head) - 3:
+                continue  # not UTF-8: the load reports it, and verifies nothing in it
+            text = head[: exc.start].decode("utf-8")  # a character cut at the head's end
         front = _front(text)
         if front is None or not _MATHS.search(front):
             continue

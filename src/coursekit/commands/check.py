@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from coursekit.cache import RunCache
+    from coursekit.cache_pack import PackedStore
     from coursekit.load.listing import KnownTree
     from coursekit.options import Options
     from coursekit.project import Project
@@ -78,7 +80,7 @@ def run_cached(
     return code
 
 
-def _new_maths(project: Project, runs: Any, store: Any) -> bool:
+def _new_maths(project: Project, runs: RunCache, store: PackedStore) -> bool:
     """Whether the edit the lookup found brought a lesson claims or formulas no run has seen
     (coursekit.frontmatter): its texts before the edit are the pack's, by their digests."""
     from coursekit.cache_pack import TEXTS
