@@ -8,10 +8,13 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from coursekit.engine import check
 from coursekit.project import find_project
@@ -263,7 +266,12 @@ def test_garbage_never_kills_the_server(server: Driver, root: Path, garbage: str
     server.close(uri)
 
 
-def test_a_malformed_request_becomes_a_log_message(server: Driver, root: Path) -> None:
+def test_a_malformed_request_is_answered_with_an_error_and_logged(
+    server: Driver, root: Path
+) -> None:
+    """JSON-RPC: a request whose params are not of its method's shape gets an error response
+    with its id (-32602, invalid params), so the client waiting on that id is not left
+    waiting; the server logs it and goes on serving."""
     uri = (root / LESSON).as_uri()
     before = len(server.logs)
     # Written as it is, not through the client's typed API (which cannot even encode a
@@ -274,7 +282,12 @@ def test_a_malformed_request_becomes_a_log_message(server: Driver, root: Path) -
         "method": types.TEXT_DOCUMENT_HOVER,
         "params": {"textDocument": {"uri": uri}, "position": "nonsense"},
     }
+    answered: Future[Any] = Future()
+    server.client.protocol._request_futures[999] = answered  # what a client waiting on it holds
     server.call(lambda: server.client.protocol._send_data(request))
+    error = answered.exception(timeout=30)
+    assert isinstance(error, JsonRpcException), error
+    assert error.code == -32602, error
     deadline = time.monotonic() + 30
     while not any("Invalid" in line for line in server.logs[before:]):
         assert time.monotonic() < deadline, f"no log message; logged: {server.logs[before:]}"

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from coursekit import __version__
@@ -29,9 +31,25 @@ SUFFIXES = (".md", ".yaml", ".yml", ".py")
 DEFAULT_DEBOUNCE = 0.2  # seconds of quiet after a keystroke before the course is re-checked
 
 
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol, but a request it cannot read gets an error response with its id.
+
+    pygls logs a request whose params are not of its method's shape and drops it, so the
+    client waiting on that id would wait until it gave up; JSON-RPC answers -32602."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:  # raised for the message itself, never a nested dict
+            msg_id = data.get("id")
+            if "method" in data and isinstance(msg_id, int | str) and type(msg_id) is not bool:
+                self._send_response(msg_id, error=exc.to_response_error())
+            raise
+
+
 class CourseServer(LanguageServer):
     def __init__(self, course: Path | None = None) -> None:
-        super().__init__("coursekit", __version__)
+        super().__init__("coursekit", __version__, protocol_cls=_Protocol)
         self.course_option = course
         self.state: CourseState | None = None
         self.debounce = DEFAULT_DEBOUNCE
