@@ -22,7 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml  # type: ignore[import-untyped]
+try:
+    import yaml  # type: ignore[import-untyped]  # pre-commit's own dependency
+except ImportError:  # an install without pre-commit (`pip install .`, not `.[test]`)
+    sys.exit(f"{sys.executable}: no PyYAML here; this row needs pre-commit: pip install pre-commit")
 
 REPO = Path(__file__).resolve().parents[1]
 LESSON = "course/II/2-from-recurrence-to-attention/lessons/goodbye-to-recurrence.md"
