@@ -148,6 +148,8 @@ class DocumentReader:
         self.course.texts[rel] = text
         if digest is not None:
             self.course.digests[rel] = digest
+        else:  # a digest must never stand beside another text than the one it was taken of
+            self.course.digests.pop(rel, None)
         return text
 
     def _read(self, path: Path) -> tuple[str, str | None]:
