@@ -5,6 +5,7 @@ thing. A hint, never a verdict: the cases below are what decides a start."""
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -81,6 +82,18 @@ def test_what_starts_the_server_early(tmp_path: Path, case: str) -> None:
         assert brings_new_maths(tmp_path, {"l.md": None}, lambda digest: None) is expected
         return
     assert _probe(tmp_path, files, kept) is expected
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_a_lesson_that_became_a_fifo_or_a_link_is_not_read(tmp_path: Path, kind: str) -> None:
+    """Replaced since the lookup hashed it: neither waited on (a FIFO with no writer would
+    block the run) nor followed."""
+    (tmp_path / "target.md").write_text(WITH_CLAIMS, encoding="utf-8")
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "l.md")
+    else:
+        (tmp_path / "l.md").symlink_to(tmp_path / "target.md")
+    assert not brings_new_maths(tmp_path, {"l.md": None}, lambda digest: None)
 
 
 def test_a_long_lesson_is_judged_by_its_head(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ core while this one imports the rules and loads the course.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -41,6 +43,22 @@ def front_matter(text: str) -> tuple[int, int] | None:
         offset = newline + 1
 
 
+def _head(path: Path) -> bytes | None:
+    """The first HEAD_BYTES of a regular file, or None. The file may have become a link or a
+    FIFO since the lookup hashed it: neither followed nor waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            return handle.read(HEAD_BYTES)
+        except OSError:
+            return None
+
+
 def _front(text: str) -> str | None:
     found = front_matter(text)
     return None if found is None else text[: found[0]]
@@ -61,10 +79,8 @@ def brings_new_maths(
     if not lessons or len(lessons) > MAX_PROBED:
         return False
     for path, old in lessons:
-        try:
-            with open(course_dir / path, "rb") as handle:
-                head = handle.read(HEAD_BYTES)
-        except OSError:
+        head = _head(course_dir / path)
+        if head is None:
             continue
         try:
             text = head.decode("utf-8")
