@@ -152,11 +152,14 @@ def write_report(path: Path, text: str) -> None:
 
 
 def _sympy_server(options: Options) -> Any:
-    """Where this run verifies formulas (coursekit.verify.server): a server that starts when
-    first asked, so a run that verifies nothing pays nothing; a context holding None when the
-    run verifies no formula."""
+    """Where this run verifies formulas (coursekit.verify.server): the server the options
+    already carry (`run_cached` started it early; it ends it), or one that starts when first
+    asked, so a run that verifies nothing pays nothing; a context holding None when the run
+    verifies no formula."""
     if not options.formulas:
         return contextlib.nullcontext(None)
+    if options.sympy is not None:
+        return contextlib.nullcontext(options.sympy)
     from coursekit.verify.server import SympyServer
 
     return SympyServer()
@@ -194,8 +197,7 @@ def run(
 
     notes: list[str] = []  # rules may append a line for the summary (shared through options)
     options = replace(options or Options(), notes=notes)
-    given = options.sympy  # a server the caller started (and ends), or one of this run's
-    with _sympy_server(options) if given is None else contextlib.nullcontext(given) as server:
+    with _sympy_server(options) as server:
         options = replace(options, sympy=server)
         wanted = relative_paths(project.root, paths)
         result = check(project, wanted, options=options, store=store, tree=tree)
