@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from coursekit import cache_tree
+from coursekit.bounds import MAX_FILE_BYTES
 from coursekit.cache_files import CACHE_DIR
 from coursekit.commands import check as command
-from coursekit.frontmatter import HEAD_BYTES, MAX_PROBED, brings_new_maths, front_matter
+from coursekit.frontmatter import MAX_PROBED, brings_new_maths, front_matter
 from coursekit.options import Options
 from coursekit.project import find_project
 
@@ -96,13 +97,17 @@ def test_a_lesson_that_became_a_fifo_or_a_link_is_not_read(tmp_path: Path, kind:
     assert not brings_new_maths(tmp_path, {"l.md": None}, lambda digest: None)
 
 
-def test_a_long_lesson_is_judged_by_its_head(tmp_path: Path) -> None:
-    """Front matter comes first: past HEAD_BYTES nothing is read, even a character cut."""
-    text = WITH_CLAIMS + ("" if len(WITH_CLAIMS) % 2 else "x") + "é" * HEAD_BYTES
-    with pytest.raises(UnicodeDecodeError):  # the head ends inside an é
-        text.encode("utf-8")[:HEAD_BYTES].decode("utf-8")
+def test_a_long_lesson_is_read_whole_up_to_the_loaders_cap(tmp_path: Path) -> None:
+    """Read as the load reads it: whole, so no character is cut (as a first MiB would cut
+    this one), and not at all past the course files' cap, which the load refuses."""
+    mib = 1 << 20
+    text = WITH_CLAIMS + ("" if len(WITH_CLAIMS) % 2 else "x") + "é" * mib
+    with pytest.raises(UnicodeDecodeError):  # a first MiB ends inside an é
+        text.encode("utf-8")[:mib].decode("utf-8")
     (tmp_path / "l.md").write_text(text, encoding="utf-8")
     assert brings_new_maths(tmp_path, {"l.md": None}, lambda digest: None)
+    (tmp_path / "l.md").write_text(WITH_CLAIMS + "x" * MAX_FILE_BYTES, encoding="utf-8")
+    assert not brings_new_maths(tmp_path, {"l.md": None}, lambda digest: None)
 
 
 def test_front_matter_is_the_loaders() -> None:

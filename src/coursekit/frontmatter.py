@@ -14,12 +14,11 @@ import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from coursekit.bounds import MAX_FILE_BYTES
+
 # Past this many edited lessons the hint is not worth reading them for (a first run, a
 # checkout): the load starts the server itself at the first lesson with maths no run has seen.
 MAX_PROBED = 16
-# What of each edited lesson is read: its front matter comes first, and one longer than this
-# is left for the load to see (a file of any size may be edited into the course).
-HEAD_BYTES = 1 << 20
 _MATHS = re.compile(r"^(?:claims|formulas)\s*:", re.M)
 
 
@@ -43,9 +42,10 @@ def front_matter(text: str) -> tuple[int, int] | None:
         offset = newline + 1
 
 
-def _head(path: Path) -> bytes | None:
-    """The first HEAD_BYTES of a regular file, or None. The file may have become a link or a
-    FIFO since the lookup hashed it: neither followed nor waited on."""
+def _text(path: Path) -> str | None:
+    """A lesson's text, or None for what the load refuses (and so verifies nothing in): over
+    the course files' cap, not UTF-8. It may have become a link or a FIFO since the lookup
+    hashed it: neither followed nor waited on."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -54,9 +54,15 @@ def _head(path: Path) -> bytes | None:
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None
-            return handle.read(HEAD_BYTES)
+            data = handle.read(MAX_FILE_BYTES + 1)
         except OSError:
             return None
+    if len(data) > MAX_FILE_BYTES:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _front(text: str) -> str | None:
@@ -79,15 +85,9 @@ def brings_new_maths(
     if not lessons or len(lessons) > MAX_PROBED:
         return False
     for path, old in lessons:
-        head = _head(course_dir / path)
-        if head is None:
+        text = _text(course_dir / path)
+        if text is None:
             continue
-        try:
-            text = head.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if len(head) < HEAD_BYTES or exc.start < len(head) - 3:
-                continue  # not UTF-8: the load reports it, and verifies nothing in it
-            text = head[: exc.start].decode("utf-8")  # a character cut at the head's end
         front = _front(text)
         if front is None or not _MATHS.search(front):
             continue
