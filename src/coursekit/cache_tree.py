@@ -110,9 +110,10 @@ class TreeDigest:
                     self.safe = False
                     return None
                 self.changed = True
-                before = old[5] if type(old) is list and len(old) == 6 else None
+                kept = old[5] if type(old) is list and len(old) == 6 else None
+                before = kept if type(kept) is str else None
                 if row[5] != before:
-                    self.edited[rel] = before if type(before) is str else None
+                    self.edited[rel] = before
             self.files[rel] = row[5]
             fresh[rel] = row
         if not self.safe:  # the walk stopped early: a link, a device, an unreadable folder

@@ -212,7 +212,7 @@ def book0_ids(course: Course, chapter: Chapter) -> str:
 
 def book0_linked(course: Course, chapter: Chapter) -> str:
     """The Book 0 entries this chapter's apparatus links (all their fields), by id."""
-    return _linked(course, chapter, "book0", lambda: _book0_entries(course))
+    return _linked(course, chapter, "book0", _book0_entries(course))
 
 
 def apparatus_linked(course: Course, chapter: Chapter) -> str:
@@ -221,26 +221,20 @@ def apparatus_linked(course: Course, chapter: Chapter) -> str:
     def compute() -> dict[str, tuple[str, str]]:
         return {i: (e.model_dump_json(), e.source_path) for i, e in course.apparatus.items()}
 
-    return _linked(
-        course, chapter, "apparatus", lambda: course.derive((*_MANIFESTS, "apparatus"), compute)
-    )
+    entries = course.derive((*_MANIFESTS, "apparatus"), compute)
+    return _linked(course, chapter, "apparatus", entries)
 
 
 def _linked(
-    course: Course,
-    chapter: Chapter,
-    table: str,
-    entries: Callable[[], dict[str, tuple[str, str]]],
+    course: Course, chapter: Chapter, table: str, entries: dict[str, tuple[str, str]]
 ) -> str:
-    """The digest of the entries of `table` the chapter links, once per set of ids: chapters
-    of a book link much the same few entries (1,000 chapters, a handful of distinct sets)."""
+    """The digest of the entries (of the course-wide `table`) the chapter links, once per set
+    of ids: chapters link much the same few entries (1,000 chapters, a handful of sets)."""
     linked = tuple(sorted({link.id for link in chapter.manifest.apparatus}))
-
-    def compute() -> str:
-        found = entries()
-        return digest([[i, found.get(i)] for i in linked])
-
-    return course.derive((*_MANIFESTS, "linked", table, linked), compute)
+    return course.derive(
+        (*_MANIFESTS, "linked", table, linked),
+        lambda: digest([[i, entries.get(i)] for i in linked]),
+    )
 
 
 def course_notation(course: Course, chapter: Chapter) -> str:
