@@ -81,8 +81,7 @@ class PackedStore:
     def packed(self, namespace: str, key: str) -> Any | None:
         """What the last pack holds under the key (kept for the next), with no `DiskStore`
         entry looked for: `get` without its fallback, for what is kept in the pack alone."""
-        kept = self._entries().get(namespace)
-        value = kept.get(key) if isinstance(kept, dict) else None
+        value = self.peek(namespace, key)
         if value is not None:
             self.pack(namespace, key, value)
         return value
