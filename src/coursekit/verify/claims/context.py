@@ -108,7 +108,13 @@ def _at(claim: Claim) -> str:
 
 
 def _subs(e: SympyExpr, subs: Mapping[Any, Any]) -> SympyExpr:
-    return e.subs(subs, simultaneous=True) if subs else e
+    """``e`` with each symbol of ``subs`` replaced by its value, all at once.
+
+    Every key is a symbol and no expression binds a variable (the formula grammar has no sums or
+    integrals), so an exact replacement is what ``subs(simultaneous=True)`` computes, at a
+    third of its cost: ``subs`` was most of a lesson's verification time.
+    """
+    return e.xreplace(dict(subs)) if subs else e
 
 
 def _fmt(e: SympyExpr) -> str:
@@ -171,7 +177,7 @@ def _sample(
                 )
         ok = True
         for g, strict in conditions:
-            v = g.subs(point)
+            v = _subs(g, point)
             if not v.is_number:
                 ok = False
                 break
@@ -199,7 +205,7 @@ def _differs(ctx: Context, diff: SympyExpr, claim_id: str) -> dict[Any, Any] | N
     syms = sorted(diff.free_symbols, key=str)
     for point in _sample(ctx, syms, rng):
         try:
-            v = sp.N(diff.subs(point), 40)
+            v = sp.N(_subs(diff, point), 40)
         except Exception:  # evaluation trouble at one point is not a verdict
             continue
         if v.is_number and v.is_finite and not v.has(sp.I) and abs(v) > sp.Float(10) ** -20:

@@ -121,7 +121,7 @@ def check_inequality(ctx: Context, claim: Claim) -> CheckResult:
                 continue  # a = b - s would lose a's positivity
             slack_subs[a] = b - slack
     if slack_subs:
-        d2 = sp.expand(d.subs(slack_subs, simultaneous=True))
+        d2 = sp.expand(_subs(d, slack_subs))
         if (d2.is_positive if strict else d2.is_nonnegative) or _factored_sign(d2, []) in good:
             return CheckResult("ok", f"{rel}{when}")
     elif not claim.when and (d.is_positive if strict else d.is_nonnegative):
@@ -135,13 +135,13 @@ def check_inequality(ctx: Context, claim: Claim) -> CheckResult:
     )
     for point in _sample(ctx, syms, rng, conds):
         try:
-            v = sp.N(d.subs(point), 40)
+            v = sp.N(_subs(d, point), 40)
         except Exception:
             continue
         if not (v.is_number and v.is_real):
             continue
         if (v <= 0) if strict else (v < 0):
-            lv, rv = lhs.subs(point), rhs.subs(point)
+            lv, rv = _subs(lhs, point), _subs(rhs, point)
             return CheckResult(
                 "false",
                 f"{rel}{when} fails at {_point_text(point)}: {lhs_t} is {_fmt(sp.nsimplify(lv))}, "
