@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +15,7 @@ import pytest
 from checkout_guard import untracked
 
 if TYPE_CHECKING:
+    from coursekit.exec import Job, Limits, Outcome, Progress, Runner
     from coursekit.options import Options
     from coursekit.verify.server import SympyServer
 
@@ -147,6 +151,61 @@ def _one_sympy_server(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
 
 
+# One pool of program servers per test process, likewise ------------------------------------
+# A check's programs run on fork servers it starts for itself: each a fresh `python -I` that
+# imports numpy (~0.3 s), for a run whose jobs take a few milliseconds each. A server runs each
+# job in a worker forked for that job alone, from the job's source and limits and nothing else
+# (the server's environment is `child_environment()`, fixed when it starts: it is in the key),
+# so a kept pool gives each check the outcomes a pool of its own would. A test of the pool's
+# own life is marked `own_exec_runner`.
+_POOLS: dict[tuple[object, ...], Runner] = {}
+_POOL_LOCK = threading.Lock()
+
+
+def _kept_run_programs(real: Callable[..., list[Outcome]]) -> Callable[..., list[Outcome]]:
+    from coursekit.exec import Runner, child_environment
+
+    def run_programs(
+        jobs: Iterable[Job],
+        limits: Limits | None = None,
+        parallel: int | None = None,
+        progress: Progress | None = None,
+        *,
+        sandbox: str = "auto",
+        runner: Runner | None = None,
+    ) -> list[Outcome]:
+        if runner is not None:
+            default = runner.python == sys.executable and runner.budget_request == "auto"
+            if not default or runner._servers:  # started, or not what a kept pool is
+                return real(jobs, limits, parallel, progress, sandbox=sandbox, runner=runner)
+            sandbox = runner.sandbox_request
+            runner.close()
+        key = (sandbox, os.environ.get("COURSEKIT_EXEC_DEBUG"), *child_environment().items())
+        with _POOL_LOCK:  # one run at a time on a pool, as a check's own pool has
+            pool = _POOLS.get(key)
+            if pool is None:
+                pool = _POOLS[key] = Runner(os.cpu_count(), sandbox=sandbox)
+            return pool.run(list(jobs), limits, progress)
+
+    return run_programs
+
+
+@pytest.fixture(autouse=True)
+def _one_exec_pool(request: pytest.FixtureRequest) -> Iterator[None]:
+    if request.node.get_closest_marker("own_exec_runner"):
+        yield
+        return
+    import coursekit.exec
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            coursekit.exec, "run_programs", _kept_run_programs(coursekit.exec.run_programs)
+        )
+        yield
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     for server in _KEPT:
         server.close()
+    for pool in _POOLS.values():
+        pool.close()

@@ -18,6 +18,9 @@ from coursekit.rules.base import MemoryStore
 
 ROOT = Path(__file__).parents[2]
 
+# what is measured here is the life of a check's own servers
+pytestmark = pytest.mark.own_exec_runner
+
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
