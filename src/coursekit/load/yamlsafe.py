@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.compat import _DEFAULT_YAML_VERSION
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.main import CParser  # type: ignore[attr-defined]
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.resolver import VersionedResolver
 
 from coursekit import codes
 from coursekit.bounds import MAX_FILE_BYTES  # one cap: the cache keys larger files by stat
@@ -159,6 +162,19 @@ def _position(data: bytes, offset: int) -> tuple[int, int]:
 _local = threading.local()
 
 
+class _OneVersionResolver(VersionedResolver):
+    """The resolver of the C parser, minus the search for a version on every scalar.
+
+    Under the C parser there is no Python scanner to read a ``%YAML`` directive from, so
+    ruamel's lookup always ends at the loader's version or YAML 1.2, after two exceptions
+    raised and caught per call (a third of composing a document). This one goes there at once.
+    """
+
+    @property
+    def processing_version(self) -> Any:
+        return self._loader_version or _DEFAULT_YAML_VERSION
+
+
 def _yaml() -> YAML:
     # The safe loader composes with ruamel's C parser when ruamel.yaml.clib is installed:
     # about 10x faster than the round-trip loader, which also gathers every comment. Checking
@@ -166,6 +182,8 @@ def _yaml() -> YAML:
     parser: YAML | None = getattr(_local, "yaml", None)
     if parser is None:
         parser = YAML(typ="safe")
+        if parser.Parser is CParser and parser.Resolver is VersionedResolver:
+            parser.Resolver = _OneVersionResolver
         _local.yaml = parser
     return parser
 
@@ -177,11 +195,15 @@ def _too_deep(text: str) -> tuple[int, int] | None:
     seconds to unwind: a bracket or indentation count up front answers in microseconds. The
     count is an upper bound (brackets inside strings count too), so the limit is generous.
     """
+    # depth never passes the number of brackets opened: with few of them, only leads count
+    many_brackets = text.count("[") + text.count("{") > MAX_DEPTH
     depth = 0
     for number, line in enumerate(text.split("\n"), start=1):
         lead = len(line) - len(line.lstrip(" -?:"))
         if lead > 4 * MAX_DEPTH:
             return number, lead + 1
+        if not many_brackets:
+            continue
         for column, char in enumerate(line, start=1):
             if char in "[{":
                 depth += 1
