@@ -59,7 +59,10 @@ class Mention:
 
 def mentions(text: str, skip: list[tuple[int, int]]) -> Iterator[Mention]:
     """Plain-text proposition mentions outside the given spans (links are judged by target)."""
-    for match in _MENTION.finditer(scan(text).masked):
+    masked = scan(text).masked
+    if "Prop" not in masked:  # every mention holds it; the pattern alone is ~100x slower
+        return
+    for match in _MENTION.finditer(masked):
         if any(start <= match.start() < end for start, end in skip):
             continue
         digits = match.group("number")

@@ -25,6 +25,12 @@ _QUIZ_NOUNS = r"questions?|boxes"
 _READING_NOUNS = r"sources?|papers?|books?|articles?|videos?|readings?"
 TYPED_QUIZ = re.compile(rf"\b(?:{_NUMBER})\s+(?:quiz\s+)?(?:{_QUIZ_NOUNS})\b", re.I)
 TYPED_READING = re.compile(rf"\b(?:{_NUMBER})\s+(?:{_READING_NOUNS})\b", re.I)
+# Each count pattern ends in its noun: prose without the noun cannot match, and looking for
+# the noun alone is ~7x faster than trying every number word at every word boundary.
+_NOUN_OF = {
+    TYPED_QUIZ: re.compile(_QUIZ_NOUNS, re.I),
+    TYPED_READING: re.compile(_READING_NOUNS, re.I),
+}
 
 
 def _lessons(ctx: Context) -> Iterator[Lesson]:
@@ -189,6 +195,8 @@ def typed_count(ctx: Context) -> Iterator[Finding]:
         if lesson.meta.reading:
             patterns.append((TYPED_READING, f"the reading list has {len(lesson.meta.reading)}"))
         for pattern, actual in patterns:
+            if _NOUN_OF[pattern].search(prose) is None:
+                continue
             for match in pattern.finditer(prose):
                 yield Finding(
                     lesson.body_loc(match.start()),
