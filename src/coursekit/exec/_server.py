@@ -349,4 +349,8 @@ def serve(mode: str, budget: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    # Every job and spare is ended and the folders are gone (`main`'s finally): the parent
+    # waits for this exit, and the interpreter's teardown of numpy would only lengthen it.
+    sys.stderr.flush()
+    os._exit(code)
