@@ -14,6 +14,7 @@ from coursekit.diagnostics import Severity
 from coursekit.latex_names import is_index, shown
 from coursekit.latex_symbols import (
     SymbolUse,
+    UnreadableMaths,
     declared_key,
     maths_error,
     notation_key,
@@ -185,16 +186,38 @@ def scope_of(course: Course, chapter: Chapter) -> Scope:
     return Scope(frozenset(keys), singles, frozenset(families))
 
 
+_Walked = tuple[tuple[Text, tuple[SymbolUse, ...], tuple[UnreadableMaths, ...]], ...]
+
+
+def chapter_maths(course: Course, chapter: Chapter) -> _Walked:
+    """Each text of a chapter with the symbols its maths uses and the spans that could not be
+    read: walked once per run for CK203, CK204 and CK205 together.
+
+    Each rule walks every chapter before the next starts, and `latex_symbols` keeps the walks
+    of its last 4,096 texts: past ~900 chapters a lesson was evicted before the next rule asked
+    again, and all three walked every span of the course.
+    """
+
+    def walked() -> _Walked:
+        # tuples: most texts have no maths, and every empty one is the same object
+        return tuple(
+            (text, tuple(symbols_in_markdown(text.value)), tuple(unreadable_maths(text.value)))
+            for text in chapter_texts(course, chapter)
+        )
+
+    return course.derive(("notation_maths", chapter.id), walked)
+
+
 def chapter_uses(course: Course, chapter: Chapter) -> Iterator[tuple[SymbolUse, Text]]:
     """Every symbol the maths of a chapter uses, with the text it is in, in reading order.
 
     `text.locate(use.offset)` gives the exact location; it walks the file, so only a rule
     that reports a use pays for it.
     """
-    for text in chapter_texts(course, chapter):
+    for text, uses, _ in chapter_maths(course, chapter):
         if text.kind == "claim":
             continue  # a claim repeats the thesis; its maths is read once, in the gloss
-        for use in symbols_in_markdown(text.value):
+        for use in uses:
             yield use, text
 
 
@@ -319,8 +342,8 @@ def maths_unreadable(ctx: Context) -> Iterator[Finding]:
                     f"cannot read the symbol '{entry.symbol}' ({reason}); its uses are not checked",
                 )
     for chapter in ctx.chapters():
-        for text in chapter_texts(course, chapter):
-            for span in unreadable_maths(text.value):
+        for text, _, unreadable in chapter_maths(course, chapter):
+            for span in unreadable:
                 yield Finding(
                     text.locate(span.offset),
                     f"cannot read the maths {_clip(span.latex)} ({span.reason}); "
