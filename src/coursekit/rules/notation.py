@@ -190,8 +190,8 @@ _Walked = tuple[tuple[Text, tuple[SymbolUse, ...], tuple[UnreadableMaths, ...]],
 
 
 def chapter_maths(course: Course, chapter: Chapter) -> _Walked:
-    """Each text of a chapter with the symbols its maths uses and the spans that could not be
-    read: walked once per run for CK203, CK204 and CK205 together.
+    """Each text of a chapter that has maths, with the symbols it uses and the spans that could
+    not be read, in reading order: walked once per run for CK203, CK204 and CK205 together.
 
     Each rule walks every chapter before the next starts, and `latex_symbols` keeps the walks
     of its last 4,096 texts: past ~900 chapters a lesson was evicted before the next rule asked
@@ -199,11 +199,12 @@ def chapter_maths(course: Course, chapter: Chapter) -> _Walked:
     """
 
     def walked() -> _Walked:
-        # tuples: most texts have no maths, and every empty one is the same object
-        return tuple(
+        # kept for the whole run: only the texts with maths, as tuples
+        both = (
             (text, tuple(symbols_in_markdown(text.value)), tuple(unreadable_maths(text.value)))
             for text in chapter_texts(course, chapter)
         )
+        return tuple(walk for walk in both if walk[1] or walk[2])
 
     return course.derive(("notation_maths", chapter.id), walked)
 
