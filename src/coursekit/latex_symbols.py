@@ -256,7 +256,8 @@ class UnreadableMaths:
 
 @lru_cache(maxsize=4096)
 def _maths_of(markdown: str) -> tuple[_Maths, ...]:
-    """The maths of a Markdown text, each span walked once per distinct text (rules share it).
+    """The maths of a Markdown text, each span walked once per distinct text among the last
+    4,096 (a run's notation rules share each chapter's walk: `rules.notation.chapter_maths`).
 
     Only the spans are walked, never the prose around them: walking whole lessons made the
     notation rules the slowest part of a check.
