@@ -20,7 +20,7 @@ PARTS = st.one_of(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(PARTS, max_size=6).map(tuple))
 def test_a_path_is_written_as_json_writes_it(path: tuple[object, ...]) -> None:
     expected = json.dumps(list(path), ensure_ascii=False, separators=(",", ":"))

@@ -77,8 +77,8 @@ def _scan(text: str) -> tuple[int, int] | None:
 PIECES = st.sampled_from(["[", "{", "]", "}", "\n", " ", "# ", "a", ": ", "- ", "\t"])
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(PIECES, max_size=300), st.integers(0, 150), st.integers(0, 150))
+@settings(max_examples=100, deadline=None)
+@given(st.lists(PIECES, max_size=120), st.integers(0, 150), st.integers(0, 150))
 def test_the_depth_shortcut_finds_what_the_full_scan_finds(
     pieces: list[str], squares: int, braces: int
 ) -> None:
