@@ -179,3 +179,30 @@ def test_maths_the_reader_cannot_read_is_reported_not_skipped(
     )
     chapter_line = line_of(course / CHAPTER, "\\broken{m}")
     assert any(d.path.endswith(CHAPTER) and d.line == chapter_line for d in found), found
+
+
+def test_the_three_notation_rules_ask_for_each_texts_maths_once_per_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CK203, CK204 and CK205 share one walk of each chapter's texts: past the walker's own
+    cache (4,096 texts, ~900 chapters) each asking for it again had walked every span anew."""
+    from coursekit.rules import notation
+
+    asked: dict[str, list[str]] = {}
+
+    def counted(name: str) -> object:
+        real = getattr(notation, name)
+
+        def ask(markdown: str) -> object:
+            asked.setdefault(markdown, []).append(name)
+            return real(markdown)
+
+        return ask
+
+    for name in ("symbols_in_markdown", "unreadable_maths"):
+        monkeypatch.setattr(notation, name, counted(name))
+    course = copy_golden(tmp_path)
+    run_check(course, fresh=True)
+    assert any("$" in text for text in asked), "no text with maths was asked for"
+    for text, names in asked.items():
+        assert sorted(names) == ["symbols_in_markdown", "unreadable_maths"], (text[:60], names)
