@@ -15,7 +15,7 @@ import pytest
 from checkout_guard import untracked
 
 if TYPE_CHECKING:
-    from coursekit.exec import Job, Limits, Outcome, Progress, Runner
+    from coursekit.exec import Job, Limits, Outcome, Runner
     from coursekit.options import Options
     from coursekit.verify.server import SympyServer
 
@@ -166,18 +166,15 @@ def _kept_run_programs(real: Callable[..., list[Outcome]]) -> Callable[..., list
     from coursekit.exec import Runner, child_environment
 
     def run_programs(
-        jobs: Iterable[Job],
-        limits: Limits | None = None,
-        parallel: int | None = None,
-        progress: Progress | None = None,
-        *,
-        sandbox: str = "auto",
-        runner: Runner | None = None,
+        jobs: Iterable[Job], limits: Limits | None = None, **how: Any
     ) -> list[Outcome]:
+        # how `rules._programs` calls it: parallel, progress and runner by keyword
+        runner: Runner | None = how.get("runner")
+        sandbox = str(how.get("sandbox", "auto"))
         if runner is not None:
             default = runner.python == sys.executable and runner.budget_request == "auto"
             if not default or runner._servers:  # started, or not what a kept pool is
-                return real(jobs, limits, parallel, progress, sandbox=sandbox, runner=runner)
+                return real(jobs, limits, **how)
             sandbox = runner.sandbox_request
             runner.close()
         key = (sandbox, os.environ.get("COURSEKIT_EXEC_DEBUG"), *child_environment().items())
@@ -185,7 +182,7 @@ def _kept_run_programs(real: Callable[..., list[Outcome]]) -> Callable[..., list
             pool = _POOLS.get(key)
             if pool is None:
                 pool = _POOLS[key] = Runner(os.cpu_count(), sandbox=sandbox)
-            return pool.run(list(jobs), limits, progress)
+            return pool.run(list(jobs), limits, how.get("progress"))
 
     return run_programs
 
