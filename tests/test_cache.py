@@ -88,6 +88,61 @@ def test_store_keys_include_the_environment(tmp_path: Path) -> None:
     assert shown.stdout.strip() == "[]", shown.stderr  # versions come without importing
 
 
+def test_one_interpreter_is_one_environment_however_it_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python`, `python3` and `python3.11` of one environment are one interpreter: a result
+    one computed is the others' (each spelling had its own cache, so switching between
+    `coursekit` and `python -m coursekit` checked the whole course again)."""
+    named = cache.environment()
+    alias = tmp_path / "another-name-for-python"
+    alias.symlink_to(os.path.realpath(sys.executable))
+    monkeypatch.setattr(sys, "executable", str(alias))
+    assert cache.environment() == named
+    copy = tmp_path / "a-copy-of-python"
+    copy.write_bytes(b"not the same file")
+    monkeypatch.setattr(sys, "executable", str(copy))
+    assert cache.environment()["executable"] != named["executable"]
+    monkeypatch.setattr(sys, "executable", str(alias))
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "another-environment"))
+    assert cache.environment() != named  # the same binary in another environment: its own
+
+
+def _spellings() -> tuple[str, str] | None:
+    """Two names of the running interpreter in its own folder (a venv has python, python3 and
+    python3.X), or None when this installation has only one."""
+    here = Path(sys.executable)
+    real = os.path.realpath(here)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    names = [n for n in ("python", "python3", version) if (here.parent / n).exists()]
+    same = [str(here.parent / n) for n in names if os.path.realpath(here.parent / n) == real]
+    return (same[0], same[1]) if len(same) >= 2 else None
+
+
+def test_another_spelling_of_the_interpreter_replays_the_run(tiny_course: Path) -> None:
+    spellings = _spellings()
+    if spellings is None:
+        pytest.skip(f"{sys.executable} has no second name in its folder")
+    first, second = spellings
+    command = ["-m", "coursekit", "check", "--course", str(tiny_course)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    ran = subprocess.run(
+        [first, *command], cwd=tiny_course.parent, env=env, capture_output=True, text=True
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    again = subprocess.run(
+        [second, "-X", "importtime", *command],
+        cwd=tiny_course.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert (again.stdout, again.returncode) == (ran.stdout, ran.returncode)
+    imported = {line.rsplit("|", 1)[1].strip() for line in again.stderr.splitlines() if "|" in line}
+    assert "coursekit.commands.check" in imported, "no import times were recorded"
+    assert "coursekit.rules" not in imported, f"{second} checked again what {first} had checked"
+
+
 def test_library_versions_without_importing(tmp_path: Path) -> None:
     from importlib.metadata import version
 

@@ -103,11 +103,22 @@ def environment() -> dict[str, str]:
         "coursekit": coursekit.__version__,
         "coursekit_source": source_fingerprint(),
         "python": sys.version,
-        "executable": sys.executable,
+        **interpreter(),
     }
     for name in LIBRARIES:
         env[name] = library_version(name)
     return env
+
+
+def interpreter() -> dict[str, str]:
+    """The interpreter by what it is, not by the name it was started under: `python`,
+    `python3` and `python3.11` of one environment are one file and one `sys.prefix`, so a
+    result one of them computed is the others' (keyed by the name, switching between
+    `coursekit` and `python -m coursekit` checked the whole course again). The same binary
+    in another environment (a venv's `python` is a link to its base interpreter) has that
+    environment's libraries: its own key."""
+    executable = os.path.realpath(sys.executable) if sys.executable else ""
+    return {"executable": executable, "prefix": sys.prefix}
 
 
 def _salt(env: Mapping[str, str]) -> str:
