@@ -53,14 +53,27 @@ def yaml_locator(course: Course, node: Node, *path: str | int) -> Locator:
     literal scalars, so walking both in step finds the exact line and column even after
     folding; quoted escapes merely shift the walk to the next matching character.
     """
-    found_start: list[Location] = []  # the value's own location, read on first use
+    return _YamlLocator(course, node, path)
 
-    def locate(offset: int) -> Location:
-        if not found_start:
-            found_start.append(node.loc(*path))
-        start_loc = found_start[0]
-        text = course.texts.get(start_loc.path)
-        value = _value_at(node, path)
+
+class _YamlLocator:
+    """`yaml_locator`'s locator: a run keeps one for every text of every chapter, and a
+    closure (a function, its cells and a list) was ~15 MB of them at 1,000 chapters."""
+
+    __slots__ = ("course", "node", "path", "start")
+
+    def __init__(self, course: Course, node: Node, path: tuple[str | int, ...]) -> None:
+        self.course = course
+        self.node = node
+        self.path = path
+        self.start: Location | None = None  # the value's own location, read on first use
+
+    def __call__(self, offset: int) -> Location:
+        if self.start is None:
+            self.start = self.node.loc(*self.path)
+        start_loc = self.start
+        text = self.course.texts.get(start_loc.path)
+        value = _value_at(self.node, self.path)
         if text is None or value is None:
             return start_loc
         cursor = _offset_of(text, start_loc.line, start_loc.column)
@@ -79,8 +92,6 @@ def yaml_locator(course: Course, node: Node, *path: str | int) -> Locator:
                 return _location_of(start_loc.path, text, found)
             cursor = found + 1
         return start_loc
-
-    return locate
 
 
 def _value_at(node: Node, path: tuple[str | int, ...]) -> str | None:
