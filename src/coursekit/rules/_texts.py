@@ -57,8 +57,8 @@ def yaml_locator(course: Course, node: Node, *path: str | int) -> Locator:
 
 
 class _YamlLocator:
-    """`yaml_locator`'s locator: a run keeps one for every text of every chapter, and a
-    closure (a function, its cells and a list) was ~15 MB of them at 1,000 chapters."""
+    """`yaml_locator`'s locator: a run keeps one for every text of every chapter, and as a
+    closure (a function, its cells and a list) they held ~10 MB more at 1,000 chapters."""
 
     __slots__ = ("course", "node", "path", "start")
 
