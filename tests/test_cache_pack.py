@@ -37,13 +37,13 @@ def _check(course: Path, use_cache: bool = True) -> str:
 
 
 def _pack(course: Path) -> dict[str, dict[str, object]]:
+    """What the next run reads: the pack (a stream of records under the salt) and its delta
+    (tests/test_cache_pack_delta.py)."""
     path = course.parent / cache.CACHE_DIR / FORMAT / PACK
     records = read_records(path, MAGIC)
     assert records is not None, "the pack is not a stream of records"
     assert records[0] == cache.DiskStore(course.parent).salt
-    entries: dict[str, dict[str, object]] = {}
-    for namespace, key, value in records[1:]:
-        entries.setdefault(namespace, {})[key] = value
+    entries: dict[str, dict[str, object]] = PackedStore(cache.DiskStore(course.parent))._entries()
     return entries
 
 

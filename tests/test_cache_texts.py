@@ -13,7 +13,7 @@ import pytest
 
 from coursekit import cache, engine
 from coursekit.cache_files import FORMAT, read_records, sha256
-from coursekit.cache_pack import MAGIC, PACK, TEXTS
+from coursekit.cache_pack import MAGIC, PACK, TEXTS, PackedStore
 from coursekit.commands.check import run_cached
 from coursekit.engine import CheckResult
 from coursekit.load import LoadResult, reader, yamlsafe
@@ -56,9 +56,10 @@ def _check(course: Path, use_cache: bool = True) -> str:
 
 
 def _kept_texts(course: Path) -> dict[str, object]:
-    records = read_records(course.parent / cache.CACHE_DIR / FORMAT / PACK, MAGIC)
-    assert records is not None
-    return {key: value for namespace, key, value in records[1:] if namespace == TEXTS}
+    """The texts the next run reads: the pack's, as its delta amends them."""
+    assert read_records(course.parent / cache.CACHE_DIR / FORMAT / PACK, MAGIC) is not None
+    texts: dict[str, object] = PackedStore(cache.DiskStore(course.parent))._entries()[TEXTS]
+    return texts
 
 
 def _relative(course: Path, paths: list[str]) -> list[str]:

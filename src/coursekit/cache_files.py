@@ -172,6 +172,13 @@ def write_records(path: Path, magic: bytes, records: Iterable[Any]) -> bool:
 
 def read_records(path: Path, magic: bytes) -> list[Any] | None:
     """The records `write_records` wrote after `magic`, or None for anything else."""
+    read = read_records_named(path, magic)
+    return None if read is None else read[0]
+
+
+def read_records_named(path: Path, magic: bytes) -> tuple[list[Any], str] | None:
+    """`read_records`, and a name of what was read: its checksum and size (what another file
+    written beside it names it by)."""
     data = _read_entry(path)
     if data is None:
         return None
@@ -193,7 +200,7 @@ def read_records(path: Path, magic: bytes) -> list[Any] | None:
             at += size
     except (EOFError, ValueError, TypeError, MemoryError):  # MemoryError: a length that lies
         return None
-    return records
+    return records, f"{data[end:].decode('ascii')}:{len(data)}"
 
 
 def sha256(data: bytes | str) -> str:
