@@ -4,10 +4,12 @@ A run at 100 chapters looks up ~1,700 entries (parsed YAML documents, sympy verd
 outcomes, per-chapter rule results); one `open` and `json.loads` each cost more than the rules
 that use them. `PackedStore` serves a lookup from the pack the last run left
 (`.coursekit_cache/v1/pack.bin`), falls back to the `DiskStore` entry by entry, and at the
-end of the run writes the pack again with exactly the entries this run read or wrote, so it
-never grows beyond one run's worth. The pack carries the store's salt (the environment):
-a pack written under other versions is ignored whole. Entries still go to the `DiskStore`
-too, so losing the pack (a failed write, another run replacing it) only costs speed.
+end of the run keeps exactly the entries this run read or wrote for the next (the pack again,
+or a delta of it, below), so what the next run reads never grows beyond one run's worth (the
+pack file itself holds at most an eighth more, or 256 entries). The pack carries the store's
+salt (the environment): a pack written under other versions is ignored whole. Entries still
+go to the `DiskStore` too, so losing the pack (a failed write, another run replacing it) only
+costs speed.
 
 The pack is a stream of marshal records (`cache_files.write_records`: a 1,000-chapter pack
 is read in ~0.12 s and written in ~0.04 s, against ~0.3 s each as JSON): the salt, then one
