@@ -180,3 +180,27 @@ def test_the_next_run_reads_exactly_what_the_last_one_used(
                 used.pop(key, None)
             assert store.save()
             assert _served(root).get("ns", {}) == used
+
+
+@pytest.mark.parametrize("planted", ["link", "folder"])
+def test_a_delta_that_is_not_a_file_of_ours_is_neither_read_nor_followed(
+    tmp_path: Path, planted: str
+) -> None:
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"not the cache's")
+    root = tmp_path / "project"
+    first = _store(root)
+    first.put("ns", "a", 1)
+    assert first.save()
+    path = root / cache.CACHE_DIR / FORMAT / DELTA
+    if planted == "link":
+        path.symlink_to(outside)
+    else:
+        path.mkdir()
+    edit = _store(root)
+    assert edit.get("ns", "a") == 1
+    edit.put("ns", "b", 2)
+    assert edit.save()  # the pack is written whole instead
+    assert outside.read_bytes() == b"not the cache's"
+    assert not path.is_symlink()
+    assert _served(root) == {"ns": {"a": 1, "b": 2}}
