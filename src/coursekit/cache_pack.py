@@ -99,11 +99,9 @@ class PackedStore:
         if not base:
             return {}
         self._base, self._base_name = base, read[1]
-        merged = {namespace: dict(entries) for namespace, entries in base.items()}
-        delta = read_records(self.delta_path, DELTA_MAGIC)
-        if delta and delta[0] == (self.below.salt, read[1]) and _amend(merged, delta[1:]):
-            return merged
-        return {namespace: dict(entries) for namespace, entries in base.items()}
+        delta = read_records(self.delta_path, DELTA_MAGIC) or []
+        named = delta[:1] == [(self.below.salt, read[1])]  # it amends this very pack
+        return _amended(base, delta[1:] if named else [])
 
     def get(self, namespace: str, key: str) -> Any | None:
         value = self.packed(namespace, key)
@@ -163,7 +161,7 @@ class PackedStore:
         for name in LEGACY:
             with contextlib.suppress(OSError):
                 (folder / name).unlink(missing_ok=True)
-        if not write_records(self.path, MAGIC, [self.below.salt, *records]):
+        if not write_records(self.path, MAGIC, itertools.chain([self.below.salt], records)):
             return False
         with contextlib.suppress(OSError):
             self.delta_path.unlink(missing_ok=True)  # it amends the pack just replaced
@@ -200,19 +198,24 @@ class PackedStore:
                 yield namespace, key, value
 
 
-def _amend(entries: dict[str, dict[str, Any]], changes: list[Any]) -> bool:
-    """Apply a delta's changes to `entries`; False (some applied) for a change of no known
+def _amended(base: dict[str, dict[str, Any]], changes: list[Any]) -> dict[str, Any]:
+    """A copy of the pack's entries with a delta's changes applied (the copy, so that the
+    pack's own stay as read to compare against); the pack's alone when a change has no known
     shape, which makes the whole delta unusable."""
+    if not all(
+        isinstance(change, tuple)
+        and len(change) in (2, 3)
+        and all(isinstance(part, str) for part in change[:2])
+        for change in changes
+    ):
+        changes = []
+    entries = {namespace: dict(kept) for namespace, kept in base.items()}
     for change in changes:
-        if not isinstance(change, tuple) or not all(isinstance(p, str) for p in change[:2]):
-            return False
         if len(change) == 3:
             entries.setdefault(change[0], {})[change[1]] = change[2]
-        elif len(change) == 2:
-            entries.get(change[0], {}).pop(change[1], None)
         else:
-            return False
-    return True
+            entries.get(change[0], {}).pop(change[1], None)
+    return entries
 
 
 def _entries(records: list[Any] | None, salt: str) -> dict[str, Any]:
