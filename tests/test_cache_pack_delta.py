@@ -3,7 +3,6 @@ the pack, not the pack again, and the next run still reads exactly the entries i
 
 from __future__ import annotations
 
-import io
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,25 +14,7 @@ from hypothesis import strategies as st
 from coursekit import cache, cache_pack
 from coursekit.cache_files import FORMAT
 from coursekit.cache_pack import DELTA, PACK, PackedStore
-from coursekit.commands.check import run_cached
-from coursekit.options import Options
-from coursekit.project import find_project
-
-BUNDLED = Path(__file__).resolve().parent.parent / "course"
-LESSON = "II/2-from-recurrence-to-attention/lessons/model-width.md"
-OPTIONS = Options(exec=False)
-
-
-def _check(course: Path, use_cache: bool = True) -> str:
-    out = io.StringIO()
-    run_cached(find_project(course, course), [], "json", out, False, OPTIONS, use_cache)
-    return out.getvalue()
-
-
-def _edit(course: Path, n: int) -> None:
-    lesson = course / LESSON
-    text = lesson.read_text(encoding="utf-8")
-    lesson.write_text(text.rstrip("\n") + f"\n\nAn added sentence, take {n}.\n", "utf-8")
+from test_cache_pack import BUNDLED, _check, _edit
 
 
 def _served(root: Path) -> dict[str, Any]:
