@@ -584,3 +584,14 @@ def test_a_changed_stamp_is_seen_without_stamping_every_path(
         blob = marshal.dumps(warm.stamps(paths), warm.STAMPS_VERSION)
     assert not warm.unchanged(paths[:-1], blob)  # a record whose lists disagree
     assert not warm.unchanged(paths, b"not marshal")
+
+
+def test_the_shells_last_command_is_not_in_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # bash sets `_` to each command's path: `time coursekit check` must replay `coursekit check`
+    monkeypatch.setenv("_", "/usr/bin/coursekit")
+    plain = warm.key_material(["check"])
+    monkeypatch.setenv("_", "/usr/bin/time")
+    assert warm.key_material(["check"]) == plain
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert warm.key_material(["check"]) != plain
+    assert warm.key_material(["check", "--format", "json"]) != warm.key_material(["check"])

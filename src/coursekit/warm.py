@@ -48,15 +48,18 @@ STAMPS_VERSION = 2
 FIRST_BATCH = 64  # the most recently changed paths, compared before the rest
 
 
-def key_material() -> str:
+def key_material(argv: list[str] | None = None) -> str:
     """Everything besides the watched paths that a replayed run's output depends on, as one
-    string (NUL cannot occur in an argument, a path or the environment)."""
+    string (NUL cannot occur in an argument, a path or the environment): for this process's
+    command line, or for `coursekit ARGV` started just as this process was (the daemon's)."""
+    args = sys.argv[1:] if argv is None else argv
     ttys = "".join("1" if _isatty(stream) else "0" for stream in (0, 1, 2))
     parts = [str(RECORD_FORMAT), os.getcwd(), sys.executable, sys.version, ttys]
-    parts.append(str(len(sys.argv) - 1))
-    parts += sys.argv[1:]
+    parts.append(str(len(args)))
+    parts += args
     for name, value in sorted(os.environ.items()):
-        parts += (name, value)
+        if name != "_":  # the shell's last command (`time coursekit` sets it to time's path)
+            parts += (name, value)
     return "\0".join(parts)
 
 
