@@ -1,16 +1,18 @@
 """The `coursekit` command (the console script and `python -m coursekit`).
 
-A warm `check` (nothing it depends on changed since a run that was recorded) is answered by
-`coursekit.warm` before the command line is imported; every other invocation goes to
-`coursekit.cli` as before.
+A `check` a daemon answers (`coursekit daemon start`) is answered by it through
+`coursekit.daemon_wire`, and a warm one (nothing it depends on changed since a run that was
+recorded) by `coursekit.warm`, both before the command line is imported; every other
+invocation goes to `coursekit.cli` as before.
 """
 
 from __future__ import annotations
 
 
 def main(prog_name: str | None = None) -> None:
-    from coursekit import warm
+    from coursekit import daemon_wire, warm
 
+    daemon_wire.replay()  # exits when a daemon answers
     warm.replay()  # exits when it answers
     from coursekit.cli import main as command_line
 

@@ -1,7 +1,7 @@
 """The command line: parse arguments, call a command, exit with its code. Nothing else.
 
 The commands are defined by group beside this module (cli_read: check, owed, clean, lsp,
-explain, rules; cli_write: init, new, fix, schema; cli_common: what they share); this module
+daemon, explain, rules; cli_write: init, new, fix, schema; cli_common: what they share); this module
 is the `coursekit` group that holds them and the guard around every one.
 """
 
@@ -17,6 +17,7 @@ from coursekit.cli_read import (
     FORMATS,
     check_command,
     clean_command,
+    daemon_command,
     explain_command,
     lsp_command,
     owed_command,
@@ -59,6 +60,7 @@ for _command in (
     check_command,
     lsp_command,
     clean_command,
+    daemon_command,
     owed_command,
     explain_command,
     rules_command,

@@ -235,3 +235,48 @@ def rules_command() -> None:
     from coursekit.commands import explain
 
     sys.exit(explain.list_rules(sys.stdout))
+
+
+@click.group("daemon")
+def daemon_command() -> None:
+    """Keep a `check` loaded between runs: an edit then costs what it touches."""
+
+
+@daemon_command.command(
+    "start", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
+)
+@click.option(
+    "--idle-minutes",
+    type=click.FloatRange(min=0, min_open=True),
+    default=180.0,
+    show_default=True,
+    help="Exit after this long without a request.",
+)
+@click.argument("check_args", nargs=-1, type=click.UNPROCESSED)
+def daemon_start_command(idle_minutes: float, check_args: tuple[str, ...]) -> None:
+    """Answer `coursekit check CHECK_ARGS`, run from here as this shell runs it, from a course
+    kept loaded (the first check runs now)."""
+    from coursekit import warm
+    from coursekit.commands import daemon
+
+    course = warm._course_option(list(check_args))
+    project = project_for(Path(course) if course else None)
+    sys.exit(daemon.start(project, list(check_args), idle_minutes, sys.stdout, sys.stderr))
+
+
+@daemon_command.command("stop")
+@course_option
+def daemon_stop_command(course: Path | None) -> None:
+    """End every daemon of the project."""
+    from coursekit.commands import daemon
+
+    sys.exit(daemon.stop(project_for(course), sys.stdout))
+
+
+@daemon_command.command("status")
+@course_option
+def daemon_status_command(course: Path | None) -> None:
+    """List the project's daemons: what each answers, since when, how often."""
+    from coursekit.commands import daemon
+
+    sys.exit(daemon.status(project_for(course), sys.stdout))

@@ -150,8 +150,16 @@ def check(
     overlays: Mapping[Path, str] | None = None,
     models: Models | None = None,
     tree: KnownTree | None = None,
+    loaded: LoadResult | None = None,
 ) -> CheckResult:
-    loaded, ctx = load_context(project, options, store, overlays, models, tree)
+    """The findings on the course (`loaded`, when the caller has it loaded already)."""
+    if loaded is None:
+        loaded, ctx = load_context(project, options, store, overlays, models, tree)
+    else:
+        from coursekit import cache
+
+        layered = cache.Layered(store) if store is not None else RunStore()
+        ctx = Context(loaded.course, project.config, layered, options or Options())
     return check_loaded(project, loaded, ctx, paths)
 
 

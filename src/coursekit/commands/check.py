@@ -10,15 +10,40 @@ import contextlib
 import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 if TYPE_CHECKING:
     from coursekit.cache import RunCache
     from coursekit.cache_pack import PackedStore
+    from coursekit.load import LoadResult
     from coursekit.load.listing import KnownTree
     from coursekit.options import Options
     from coursekit.project import Project
     from coursekit.store import ResultStore
+
+
+class Resident(Protocol):
+    """A course kept loaded between runs (`coursekit.resident`, in the daemon's process)."""
+
+    def run(
+        self,
+        project: Project,
+        paths: Sequence[Path],
+        output_format: str,
+        out: TextIO,
+        color: bool,
+        options: Options,
+    ) -> int: ...
+
+
+_resident: Resident | None = None
+
+
+def serve_from(resident: Resident | None) -> None:
+    """Answer this process's later cached `check`s from `resident` (the daemon's course) rather
+    than the whole-run cache and a load: they then cost what changed since the last."""
+    global _resident
+    _resident = resident
 
 
 def run_cached(
@@ -43,6 +68,9 @@ def run_cached(
     if not use_cache:
         _known_format(output_format)
         return run(project, paths, output_format, out, color=color, options=options)
+    if _resident is not None:
+        _known_format(output_format)
+        return _resident.run(project, paths, output_format, out, color, options)
     from coursekit import cache
 
     runs = cache.RunCache.for_check(project, paths, output_format, color, options)
@@ -185,8 +213,10 @@ def run(
     options: Options | None = None,
     store: ResultStore | None = None,
     tree: KnownTree | None = None,
+    loaded: LoadResult | None = None,
 ) -> int:
-    """Load, run the rules, report; the exit code (2 when a rule crashed)."""
+    """Load (unless `loaded` is the course already), run the rules, report; the exit code (2
+    when a rule crashed)."""
     from dataclasses import replace
 
     from coursekit.engine import check
@@ -200,7 +230,7 @@ def run(
     with _sympy_server(options) as server:
         options = replace(options, sympy=server)
         wanted = relative_paths(project.root, paths)
-        result = check(project, wanted, options=options, store=store, tree=tree)
+        result = check(project, wanted, options=options, store=store, tree=tree, loaded=loaded)
     counts = {}
     if output_format.startswith("statistics"):
         from coursekit.rules import Context

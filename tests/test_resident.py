@@ -1,0 +1,200 @@
+"""A course kept loaded between runs (coursekit.resident, the daemon's): after any edit it
+reports exactly what a fresh check of the disk reports, doing only what the edit needs."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coursekit.commands import check as check_command
+from coursekit.options import Options
+from coursekit.project import find_project
+from coursekit.resident import ResidentCourse
+
+BUNDLED = Path(__file__).resolve().parent.parent / "course"
+LESSON = "II/2-from-recurrence-to-attention/lessons/model-width.md"
+BOOK0 = "0/book.yaml"
+OPTIONS = Options(exec=False, formulas=False)
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Path:
+    target = tmp_path / "course"
+    shutil.copytree(BUNDLED, target)
+    return target
+
+
+@pytest.fixture
+def resident(course: Path) -> Iterator[ResidentCourse]:
+    kept = ResidentCourse(find_project(course, course))
+    yield kept
+    kept.close()
+
+
+def _fresh(course: Path, options: Options = OPTIONS) -> tuple[str, int]:
+    """What a check of the disk as it is reports, with no cache at all."""
+    out = io.StringIO()
+    code = check_command.run(find_project(course, course), [], "json", out, False, options)
+    return out.getvalue(), code
+
+
+def _kept(resident: ResidentCourse, course: Path, options: Options = OPTIONS) -> tuple[str, int]:
+    out = io.StringIO()
+    code = resident.run(find_project(course, course), [], "json", out, False, options)
+    return out.getvalue(), code
+
+
+def _replace(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} is not in {path}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _prose(course: Path, n: int) -> None:
+    lesson = course / LESSON
+    text = lesson.read_text(encoding="utf-8")
+    # an undeclared symbol: a finding that moves with each take
+    added = "\n" * (n + 2) + f"An added sentence uses $q_z$, take {n}.\n"
+    lesson.write_text(text.rstrip("\n") + added, "utf-8")
+
+
+def _saved_through_a_temporary(course: Path) -> None:
+    """As `sed -i` and many editors save: a new file beside it, renamed over it."""
+    lesson = course / LESSON
+    temporary = lesson.with_name(".model-width.md.tmp")
+    saved = lesson.read_text(encoding="utf-8") + "\nSaved anew with $q_y$.\n"
+    temporary.write_text(saved, "utf-8")
+    temporary.replace(lesson)
+
+
+def _bad_front_matter(course: Path) -> None:
+    _replace(course / LESSON, "\n---", "\nsummary: [unclosed\n---")
+
+
+def _title(course: Path) -> None:
+    _replace(course / BOOK0, "title: Entropy\n", "title: Entropy, renamed\n")
+
+
+def _stray(course: Path) -> None:
+    (course / LESSON).with_name("stray.md").write_text("not listed\n", encoding="utf-8")
+
+
+def _lesson_gone(course: Path) -> None:
+    (course / LESSON).unlink()
+
+
+EDITS: dict[str, Callable[[Path], None]] = {
+    "prose": lambda c: _prose(c, 1),
+    "saved-through-a-temporary": _saved_through_a_temporary,
+    "front-matter-that-does-not-parse": _bad_front_matter,
+    "book-0-title": _title,
+    "a-file-added": _stray,
+    "a-lesson-removed": _lesson_gone,
+}
+
+
+def test_a_first_run_reports_what_a_fresh_check_does(
+    resident: ResidentCourse, course: Path
+) -> None:
+    assert _kept(resident, course) == _fresh(course)
+    assert resident.loads == 1
+
+
+@pytest.mark.parametrize("edit", list(EDITS), ids=list(EDITS))
+def test_after_an_edit_it_reports_what_a_fresh_check_does(
+    resident: ResidentCourse, course: Path, edit: str
+) -> None:
+    before = _kept(resident, course)
+    EDITS[edit](course)
+    after = _kept(resident, course)
+    assert after == _fresh(course)
+    assert after != before, "the edit changed nothing a check reports: not a test of it"
+
+
+def test_one_lesson_edited_is_patched_in_not_loaded_again(
+    resident: ResidentCourse, course: Path
+) -> None:
+    _kept(resident, course)
+    for n in range(3):
+        _prose(course, n)
+        assert _kept(resident, course) == _fresh(course)
+    _saved_through_a_temporary(course)  # the temporary came and went: still one lesson
+    assert _kept(resident, course) == _fresh(course)
+    assert (resident.loads, resident.patches) == (1, 4)
+
+
+def test_a_lesson_that_stops_loading_is_loaded_again_then_mended(
+    resident: ResidentCourse, course: Path
+) -> None:
+    clean = _kept(resident, course)
+    text = (course / LESSON).read_text(encoding="utf-8")
+    _bad_front_matter(course)
+    broken = _kept(resident, course)
+    assert broken == _fresh(course)
+    assert "CK1" in broken[0]
+    (course / LESSON).write_text(text, encoding="utf-8")
+    assert _kept(resident, course) == clean
+    assert resident.patches == 0  # neither the broken lesson nor its mending is patched in
+
+
+def test_nothing_changed_replays_the_last_output_without_running_the_rules(
+    resident: ResidentCourse, course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _kept(resident, course)
+    calls: list[object] = []
+    real = check_command.run
+
+    def counted(*args: Any, **kwargs: Any) -> int:
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(check_command, "run", counted)
+    assert _kept(resident, course) == first
+    assert calls == []
+    _prose(course, 7)
+    edited = _kept(resident, course)
+    assert len(calls) == 1
+    assert edited == _fresh(course)
+
+
+def test_a_run_that_declined_a_result_is_not_replayed(
+    resident: ResidentCourse, course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = check_command.run
+
+    def declining(*args: Any, **kwargs: Any) -> int:
+        args[6].decline("verdicts", "k", "a timeout")  # the store, as a rule would
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(check_command, "run", declining)
+    _kept(resident, course)
+    assert resident.kept is None
+
+
+def test_a_watch_that_lost_track_loads_the_course_again(
+    resident: ResidentCourse, course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _kept(resident, course)
+    monkeypatch.setattr(resident.watch, "changes", lambda: None)
+    _prose(course, 3)
+    assert _kept(resident, course) == _fresh(course)
+    assert resident.loads == 2
+
+
+def test_a_claims_new_value_is_verified_again(resident: ResidentCourse, course: Path) -> None:
+    options = Options(exec=False)
+    clean = _kept(resident, course, options)
+    lesson = course / "II/2-from-recurrence-to-attention/lessons/counting-multiplications.md"
+    text = lesson.read_text(encoding="utf-8")
+    assert "value: 524288" in text, "the lesson's claim this test changes"
+    lesson.write_text(text.replace("value: 524288", "value: 524289", 1), encoding="utf-8")
+    wrong = _kept(resident, course, options)
+    assert wrong == _fresh(course, options)
+    assert wrong[1] == 1 and clean[1] == 0
+    lesson.write_text(text, encoding="utf-8")
+    assert _kept(resident, course, options) == clean
