@@ -34,7 +34,12 @@ def test_the_same_program_is_hashed_once(
     limits = Limits()
     first = _programs._key(target, _job(target), limits)
     hashed: list[Any] = []
-    monkeypatch.setattr(Job, "fingerprint", lambda self, limits: hashed.append(self) or "x")
+
+    def fingerprint(self: Job, limits: Limits) -> str:
+        hashed.append(self)
+        return "x"
+
+    monkeypatch.setattr(Job, "fingerprint", fingerprint)
     assert _programs._key(target, _job(target), limits) == first
     assert hashed == []
 
