@@ -38,6 +38,8 @@ NOT_RUN = {
     ".venv/bin/pip install": "installs the dev extras; test_ci_workflow.py checks that the "
     "extras named exist",
     "python benchmarks/": "a benchmark takes minutes of the shared machine's two cores; run by hand",
+    "coursekit daemon": "starts a process that outlives the command: tests/test_daemon.py runs "
+    "start, status and stop end to end, each in a copy of the course",
     ".venv/bin/python benchmarks/": "a benchmark takes minutes of the shared machine's two "
     "cores; run by hand",
     ".venv/bin/python tests/browser/screenshots.py": "rewrites the reference screenshots; "
