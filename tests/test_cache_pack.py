@@ -234,3 +234,18 @@ def test_writing_the_pack_does_not_hold_it_whole(tmp_path: Path) -> None:
     size = path.stat().st_size
     assert read_records(path, MAGIC) == ["s", *records]
     assert peak < size / 4, (peak, size)
+
+
+def test_forget_lets_go_of_a_namespace_in_memory_only(course: Path) -> None:
+    _check(course)
+    pack = course.parent / cache.CACHE_DIR / FORMAT / PACK
+    before = pack.read_bytes()
+    store = PackedStore(cache.DiskStore(course.parent))
+    kept = store._entries()
+    key = next(iter(kept["yaml"]))
+    other = next(n for n in kept if n != "yaml")
+    store.forget("yaml")
+    assert store.peek("yaml", key) is None
+    assert store._entries().get(other)
+    assert "yaml" not in store.used and "yaml" not in store._base
+    assert pack.read_bytes() == before

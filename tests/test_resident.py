@@ -198,3 +198,22 @@ def test_a_claims_new_value_is_verified_again(resident: ResidentCourse, course: 
     assert wrong[1] == 1 and clean[1] == 0
     lesson.write_text(text, encoding="utf-8")
     assert _kept(resident, course, options) == clean
+
+
+def test_a_reload_lets_the_last_course_and_its_parses_go(
+    resident: ResidentCourse, course: Path
+) -> None:
+    _kept(resident, course)
+    old = resident.loaded
+    assert old is not None and old.course.derived  # what the rules derived from it
+    assert not any(key[0] == "yaml" for key in resident.store.memory)
+    _title(course)
+    assert _kept(resident, course) == _fresh(course)
+    assert resident.loaded is not old and resident.loads == 2
+    # what the rules derived refers back to the course: cleared, nothing waits for a collection
+    assert old.course.derived == {}
+    assert not any(key[0] == "yaml" for key in resident.store.memory)
+    # a second reload: the parses it let go of are not needed (the title back as it was)
+    _replace(course / BOOK0, "title: Entropy, renamed\n", "title: Entropy\n")
+    assert _kept(resident, course) == _fresh(course)
+    assert resident.loads == 3

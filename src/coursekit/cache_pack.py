@@ -135,6 +135,13 @@ class PackedStore:
         worth keeping whole, a run reading all of it or none, and costs only speed to lose)."""
         self.used.setdefault(namespace, {})[key] = value
 
+    def forget(self, namespace: str) -> None:
+        """Let go of every entry of `namespace` held in memory (what a long-lived process no
+        longer needs: the daemon's parsed documents, once validated). Nothing on disk changes."""
+        for held in (self._entries(), self._base, self.used):
+            held.pop(namespace, None)
+        self.computed = {(n, k) for n, k in self.computed if n != namespace}
+
     def decline(self, namespace: str, key: str, why: str) -> None:
         self.used.get(namespace, {}).pop(key, None)
         self.computed.discard((namespace, key))

@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import TextIO
 
 from coursekit.cache import DiskStore, Layered
-from coursekit.cache_pack import PackedStore
+from coursekit.cache_pack import TEXTS, PackedStore
 from coursekit.commands import check as check_command
 from coursekit.load import LoadResult, load_course
+from coursekit.load.parsecache import NAMESPACE as PARSED
 from coursekit.load.reader import Models
 from coursekit.load.yamlsafe import LoadError, read_text
 from coursekit.lsp.patch import patched
@@ -49,7 +50,11 @@ class ResidentCourse:
         self.watch = TreeWatch(self.course_dir)
         self.present = _walk(self.course_dir)
         self._disk = DiskStore(self.root)
-        self.store = Layered(PackedStore(self._disk))
+        self._packed = PackedStore(self._disk)
+        # The course's texts as the last run read them, kept in the pack for a fresh run's
+        # load: this one reads the files itself (once), so they would only be held twice.
+        self._packed.forget(TEXTS)
+        self.store = Layered(self._packed)
         self.sympy = SympyServer()
         self.models: Models = {}
         self.loaded: LoadResult | None = None
@@ -119,6 +124,7 @@ class ResidentCourse:
             quick = self._patched(changes)
             if quick is not None:
                 self.patches += 1
+                self._drop()  # (the new course carries what it keeps of the derived facts)
                 self.loaded = quick
                 return quick
         keep: dict[Path, str] = {}
@@ -128,8 +134,28 @@ class ResidentCourse:
                 if str(path) not in changes:
                     keep[path] = text
         self.loads += 1
+        self._drop()
         self.loaded = load_course(self.course_dir, self.root, self.store, keep, self.models)
+        self._forget_parses()
         return self.loaded
+
+    def _forget_parses(self) -> None:
+        """Let go of the parsed YAML the load read from the store: a document whose text is
+        unchanged is served validated from `models`, and a changed one is parsed anew, so no
+        later load reads them."""
+        memory = self.store.memory
+        for key in [k for k in memory if k[0] == PARSED]:
+            del memory[key]
+        self._packed.forget(PARSED)
+
+    def _drop(self) -> None:
+        """Let the last course go now. What rules derived from it refers back to it (a cycle
+        the collector would free only at its next full collection, which a load defers), so
+        that goes first; the texts and validated documents the next load reuses are held
+        elsewhere."""
+        if self.loaded is not None:
+            self.loaded.course.derived.clear()
+            self.loaded = None
 
     def _patched(self, changes: set[str]) -> LoadResult | None:
         """The last load with the changed lessons re-read, when every change is a lesson it

@@ -170,6 +170,9 @@ def _served(hit: Any, path: str, line_offset: int) -> tuple[Any, Source] | None:
     raise error
 
 
+NAMESPACE = "yaml"  # the store namespace of parsed documents
+
+
 def cached_parse(
     store: Any,
     text: str,
@@ -184,18 +187,18 @@ def cached_parse(
     told of a document the store did not hold: text no run has seen.
     """
     key = document_key(text, line_offset)
-    served = _served(store.get("yaml", key), path, line_offset)
+    served = _served(store.get(NAMESPACE, key), path, line_offset)
     if served is not None:
         return served
     try:
         data, source = parse_yaml(text, path, line_offset)
     except LoadError as exc:
-        store.put("yaml", key, {"error": [exc.code, exc.message, exc.line, exc.column]})
+        store.put(NAMESPACE, key, {"error": [exc.code, exc.message, exc.line, exc.column]})
         raise
     if parsed_anew is not None:
         parsed_anew(data)
     entry = encode_document(data, source.values, source.keys)
-    store.put("yaml", key, entry)
+    store.put(NAMESPACE, key, entry)
     # The packed tables a later run reads this document with, not the dicts they were packed
     # from: a cold load's memory is then an edit's (the dicts held ~90 MB at 1,000 chapters),
     # and every run locates a value the same way.
