@@ -207,13 +207,42 @@ def test_a_reload_lets_the_last_course_and_its_parses_go(
     old = resident.loaded
     assert old is not None and old.course.derived  # what the rules derived from it
     assert not any(key[0] == "yaml" for key in resident.store.memory)
-    _title(course)
+    _stray(course)
     assert _kept(resident, course) == _fresh(course)
     assert resident.loaded is not old and resident.loads == 2
     # what the rules derived refers back to the course: cleared, nothing waits for a collection
     assert old.course.derived == {}
     assert not any(key[0] == "yaml" for key in resident.store.memory)
-    # a second reload: the parses it let go of are not needed (the title back as it was)
-    _replace(course / BOOK0, "title: Entropy, renamed\n", "title: Entropy\n")
+    # a second reload: the parses it let go of are not needed
+    (course / LESSON).with_name("stray.md").unlink()
     assert _kept(resident, course) == _fresh(course)
     assert resident.loads == 3
+
+
+def test_a_renamed_book_0_title_is_patched_in(resident: ResidentCourse, course: Path) -> None:
+    before = _kept(resident, course)
+    _title(course)
+    assert _kept(resident, course) == _fresh(course) != before
+    _replace(course / BOOK0, "title: Entropy, renamed\n", "title: Entropy\n")
+    assert _kept(resident, course) == before
+    assert (resident.loads, resident.patches) == (1, 2)
+
+
+def _chapter_unlisted(course: Path) -> None:
+    _replace(
+        course / "I" / "book.yaml", "chapters: [I.1, I.2, I.3, I.4]", "chapters: [I.1, I.2, I.3]"
+    )
+
+
+def _book_invalid(course: Path) -> None:
+    _replace(course / BOOK0, "title: Entropy\n", "title: [Entropy\n")
+
+
+@pytest.mark.parametrize("edit", [_chapter_unlisted, _book_invalid], ids=["chapters", "invalid"])
+def test_a_book_manifest_that_changes_more_than_its_text_loads_again(
+    resident: ResidentCourse, course: Path, edit: Callable[[Path], None]
+) -> None:
+    before = _kept(resident, course)
+    edit(course)
+    assert _kept(resident, course) == _fresh(course) != before
+    assert (resident.loads, resident.patches) == (2, 0)

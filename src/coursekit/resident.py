@@ -10,7 +10,8 @@ one process, none of that repeats:
   on the clock: `ResultStore.decline`, as the whole-run cache has it);
 * when only lessons that loaded cleanly changed, they are patched into the last load
   (`coursekit.lsp.patch`, the language server's keystroke path), and the rules re-run where
-  they land (`coursekit.incremental`);
+  they land (`coursekit.incremental`); so is one book manifest that still lists the same
+  chapters (a Book 0 title renamed re-runs the chapters that link it);
 * anything else (a manifest, a file added or removed, a lesson that now fails to load) loads
   the course again, reading from disk only the files that changed and validating only those;
 * verdicts, parsed documents and per-chapter results stay in one store over the cache's pack,
@@ -33,7 +34,7 @@ from coursekit.load import LoadResult, load_course
 from coursekit.load.parsecache import NAMESPACE as PARSED
 from coursekit.load.reader import Models
 from coursekit.load.yamlsafe import LoadError, read_text
-from coursekit.lsp.patch import patched
+from coursekit.lsp.patch import patched, patched_book
 from coursekit.options import Options
 from coursekit.project import Project
 from coursekit.verify.server import SympyServer
@@ -159,13 +160,22 @@ class ResidentCourse:
 
     def _patched(self, changes: set[str]) -> LoadResult | None:
         """The last load with the changed lessons re-read, when every change is a lesson it
-        loaded (`patched` declines a lesson that had or now has a diagnostic)."""
+        loaded (`patched` declines a lesson that had or now has a diagnostic), or with one
+        book manifest re-read (`patched_book`: a Book 0 title renamed)."""
         assert self.loaded is not None
         lessons = {
             str(self.root / lesson.path)
             for chapter in self.loaded.course.chapters.values()
             for lesson in chapter.lessons.values()
         }
+        if len(changes) == 1 and not changes <= lessons:
+            (path,) = changes
+            try:
+                text = read_text(Path(path), self.course_dir)
+            except (LoadError, OSError):
+                return None
+            loaded = self.loaded
+            return patched_book(loaded, Path(path), text, self.course_dir, self.root, self.models)
         if not changes or not changes <= lessons:
             return None
         texts: dict[Path, str] = {}

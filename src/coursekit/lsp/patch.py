@@ -20,9 +20,9 @@ from coursekit.cache_tree import file_stamp
 from coursekit.load import LoadResult
 from coursekit.load.reader import DocumentReader, Models
 from coursekit.load.yamlsafe import split_front_matter
-from coursekit.model.documents import LessonFrontMatter
+from coursekit.model.documents import BookManifest, LessonFrontMatter
 from coursekit.model.tree import Chapter, Course, Lesson
-from coursekit.rules.facts import carried
+from coursekit.rules.facts import carried, carried_past_manifests
 
 Stamp = tuple[int, ...]  # cache_tree.file_stamp: mtime, ctime, size, inode, device
 
@@ -83,6 +83,49 @@ def patched(
         fresh[rel] = (edited, text)
     _forget_older(models, reader.used)
     return LoadResult(course=_with(course, fresh), diagnostics=list(loaded.diagnostics))
+
+
+def patched_book(
+    loaded: LoadResult,
+    path: Path,
+    text: str,
+    course_dir: Path,
+    project_root: Path,
+    models: Models,
+) -> LoadResult | None:
+    """`loaded` with the book.yaml at `path` re-read as `text` (a title renamed, an apparatus
+    entry edited), or None unless that manifest loaded without a diagnostic before and does
+    now, and still lists the same chapters under the same id: the loader's walk reads nothing
+    else of it, so every chapter loads as it did. Of what the last run derived, only what the
+    chapters' own files give is kept (`coursekit.rules.facts.carried_past_manifests`)."""
+    course = loaded.course
+    reader = DocumentReader(course_dir, project_root, None, {path: text}, models)
+    rel = reader.rel(path)
+    found = [(book_id, book) for book_id, book in course.books.items() if book.path == rel]
+    if len(found) != 1 or _located_in(loaded, rel) or reader.text(path) != text:
+        return None
+    book_id, book = found[0]
+    manifest = reader.parse(text, rel, BookManifest)
+    if manifest is None or reader.diagnostics:
+        return None
+    if manifest.id != book.manifest.id or manifest.chapters != book.manifest.chapters:
+        return None
+    _forget_older(models, reader.used)
+    books = {**course.books, book_id: replace(book, manifest=manifest)}
+    texts = {**course.texts, rel: text}
+    digests = {r: d for r, d in course.digests.items() if r != rel}
+    derived = carried_past_manifests(course.derived)
+    fresh = replace(course, books=books, texts=texts, digests=digests, derived=derived)
+    return LoadResult(course=fresh, diagnostics=list(loaded.diagnostics))
+
+
+def _located_in(loaded: LoadResult, rel: str) -> bool:
+    """Whether anything the load reported or failed on points into the file `rel`."""
+    course = loaded.course
+    failures = [*course.failed, *(f for u in course.unloaded.values() for f in u.failures)]
+    return any(d.path == rel for d in loaded.diagnostics) or any(
+        f.location.path == rel for f in failures
+    )
 
 
 def _with(course: Course, fresh: Mapping[str, tuple[Lesson, str]]) -> Course:

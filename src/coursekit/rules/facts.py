@@ -158,6 +158,19 @@ def carried(derived: dict[object, object], touched: set[str]) -> dict[object, ob
     return {key: value for key, value in derived.items() if _still_holds(key, touched)}
 
 
+def carried_past_manifests(derived: dict[object, object]) -> dict[object, object]:
+    """What of one run's derived facts still holds in a course where only a book manifest's
+    content changed (its chapters and every file as they were): which files each chapter
+    holds, and each chapter's digest. Not the manifests' facts, nor any chapter key or summary
+    (they may read those facts)."""
+    return {
+        key: value
+        for key, value in derived.items()
+        if key == ("facts", "files")
+        or (isinstance(key, tuple) and len(key) == 3 and key[:2] == ("facts", "chapter"))
+    }
+
+
 def _still_holds(key: object, touched: set[str]) -> bool:
     if not isinstance(key, tuple) or key[:1] != ("facts",):
         return False
