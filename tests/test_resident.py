@@ -172,8 +172,11 @@ def test_a_run_that_declined_a_result_is_not_replayed(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(check_command, "run", declining)
-    _kept(resident, course)
+    first = _kept(resident, course)
     assert resident.kept is None
+    monkeypatch.setattr(check_command, "run", real)
+    assert _kept(resident, course) == first  # run again, on the course it holds
+    assert resident.kept is not None and resident.loads == 1
 
 
 def test_a_watch_that_lost_track_loads_the_course_again(
