@@ -128,3 +128,49 @@ def test_an_edit_validates_the_edited_document_only(
     assert validated == ["LessonFrontMatter"]
     fresh = check(find_project(tiny_course.parent), overlays=dict(state.buffers))
     assert [d.code for d in snapshot.result.diagnostics] == [d.code for d in fresh.diagnostics]
+
+
+def test_a_keystroke_stats_nothing_while_the_watch_saw_no_change(
+    tiny_course: Path, settled: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coursekit.lsp import patch
+    from coursekit.lsp import state as state_module
+
+    taken: list[Path] = []
+    real = patch.disk_table
+
+    def counted(folder: Path) -> dict[str, tuple[int, ...]]:
+        taken.append(folder)
+        return real(folder)
+
+    monkeypatch.setattr(state_module, "disk_table", counted)
+    state = CourseState(find_project(tiny_course.parent))
+    assert state.watch is not None
+    assert _codes(state) == []
+    lesson = tiny_course / "I/1-first/lessons/intro.md"
+    state.open(lesson, BROKEN)  # a keystroke: the disk is as it was
+    assert _codes(state) == ["CK504"]
+    assert len(taken) == 1
+    state.close(lesson)
+    lesson.write_text(BROKEN, encoding="utf-8")  # the disk changed: the table is taken again
+    assert _codes(state) == ["CK504"]
+    assert len(taken) == 2
+    lesson.write_text(LESSON, encoding="utf-8")
+    assert _codes(state) == []
+
+
+def test_without_a_watch_the_table_is_taken_every_time(
+    tiny_course: Path, settled: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coursekit.lsp import state as state_module
+    from coursekit.watch import WatchUnavailable
+
+    def unavailable(root: object) -> None:
+        raise WatchUnavailable("not here")
+
+    monkeypatch.setattr(state_module, "TreeWatch", unavailable)
+    state = CourseState(find_project(tiny_course.parent))
+    assert state.watch is None
+    assert _codes(state) == []
+    (tiny_course / "I/1-first/lessons/intro.md").write_text(BROKEN, encoding="utf-8")
+    assert _codes(state) == ["CK504"]
