@@ -171,3 +171,26 @@ def test_end_to_end_on_a_copy_of_the_real_course(tmp_path: Path) -> None:
 def test_front_matter_at_the_end_of_the_file_keeps_its_last_line() -> None:
     text = "---\na: 1\ntitle: T   # coursekit: ignore[CK111]\n---"
     assert covered("l.md", text) == [(3, 3, ("CK111",))]
+
+
+def test_a_text_seen_without_directives_is_not_scanned_again_but_a_new_one_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import coursekit.suppress as suppress
+
+    plain = "a: 1\nb: 2\n" * 50
+    found = [d("a.yaml", 2)]
+    assert apply(found, {"a.yaml": plain}, Config()) == found
+    parsed: list[str] = []
+    real = suppress.parse
+
+    def counted(path: str, text: str, rules: object = None) -> object:
+        parsed.append(text)
+        return real(path, text, RULES)
+
+    monkeypatch.setattr(suppress, "parse", counted)
+    assert apply(found, {"a.yaml": plain}, Config()) == found
+    assert parsed == []  # the same text object: known to hold nothing
+    edited = "a: 1\nb: 2   # coursekit: ignore[CK111]\n"
+    assert apply(found, {"a.yaml": edited}, Config()) == []
+    assert parsed == [edited]

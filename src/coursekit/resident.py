@@ -45,8 +45,9 @@ class ResidentCourse:
     """The course of one project, loaded once and kept up to date (`run` is the `check`)."""
 
     def __init__(self, project: Project) -> None:
-        self.course_dir = project.course_dir.absolute()
-        self.root = project.root.absolute()
+        # one spelling, the watch's and the loader's (`--course ../x/course` has a `..` in it)
+        self.course_dir = Path(os.path.normpath(project.course_dir.absolute()))
+        self.root = Path(os.path.normpath(project.root.absolute()))
         # Before anything is read: a write during the first load is then among the changes.
         self.watch = TreeWatch(self.course_dir)
         self.present = _walk(self.course_dir)
@@ -62,6 +63,7 @@ class ResidentCourse:
         self.kept: tuple[str, int] | None = None  # the last output and code, when replayable
         self.loads = 0  # whole loads (the first, and each edit that is not one lesson's)
         self.patches = 0  # edits patched into the last load
+        self._lessons: tuple[LoadResult | None, set[str]] = (None, set())
 
     def close(self) -> None:
         self.watch.close()
@@ -165,11 +167,7 @@ class ResidentCourse:
         loaded (`patched` declines a lesson that had or now has a diagnostic), or with one
         book manifest re-read (`patched_book`: a Book 0 title renamed)."""
         assert self.loaded is not None
-        lessons = {
-            str(self.root / lesson.path)
-            for chapter in self.loaded.course.chapters.values()
-            for lesson in chapter.lessons.values()
-        }
+        lessons = self._lesson_paths(self.loaded)
         if len(changes) == 1 and not changes <= lessons:
             (path,) = changes
             try:
@@ -187,6 +185,18 @@ class ResidentCourse:
             except (LoadError, OSError):
                 return None
         return patched(self.loaded, texts, self.course_dir, self.root, self.models)
+
+    def _lesson_paths(self, loaded: LoadResult) -> set[str]:
+        """The absolute paths of the loaded course's lessons (worked out once per course)."""
+        if self._lessons[0] is not loaded:
+            root = str(self.root)
+            paths = {
+                os.path.join(root, lesson.path)
+                for chapter in loaded.course.chapters.values()
+                for lesson in chapter.lessons.values()
+            }
+            self._lessons = (loaded, paths)
+        return self._lessons[1]
 
 
 def _walk(folder: Path) -> set[str]:
