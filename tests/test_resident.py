@@ -15,18 +15,15 @@ from coursekit.commands import check as check_command
 from coursekit.options import Options
 from coursekit.project import find_project
 from coursekit.resident import ResidentCourse
+from test_cache_pack import BUNDLED, LESSON
 
-BUNDLED = Path(__file__).resolve().parent.parent / "course"
-LESSON = "II/2-from-recurrence-to-attention/lessons/model-width.md"
 BOOK0 = "0/book.yaml"
 OPTIONS = Options(exec=False, formulas=False)
 
 
 @pytest.fixture
 def course(tmp_path: Path) -> Path:
-    target = tmp_path / "course"
-    shutil.copytree(BUNDLED, target)
-    return target
+    return Path(shutil.copytree(BUNDLED, tmp_path / "course"))
 
 
 @pytest.fixture

@@ -160,14 +160,4 @@ def replay() -> None:
         out.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict")
     except Exception:
         return
-    try:
-        if err:
-            sys.stderr.write(err)
-            sys.stderr.flush()
-        sys.stdout.write(out)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        code = 1
-    sys.exit(code)
+    warm.emit(out, code, err)

@@ -34,7 +34,7 @@ from coursekit.load import LoadResult, load_course
 from coursekit.load.parsecache import NAMESPACE as PARSED
 from coursekit.load.reader import Models
 from coursekit.load.yamlsafe import LoadError, read_text
-from coursekit.lsp.patch import patched, patched_book
+from coursekit.lsp.patch import patched, patched_book, tree_entries
 from coursekit.options import Options
 from coursekit.project import Project
 from coursekit.verify.server import SympyServer
@@ -50,7 +50,7 @@ class ResidentCourse:
         self.root = Path(os.path.normpath(project.root.absolute()))
         # Before anything is read: a write during the first load is then among the changes.
         self.watch = TreeWatch(self.course_dir)
-        self.present = _walk(self.course_dir)
+        self.present = {entry.path for entry in tree_entries(self.course_dir)}
         self._disk = DiskStore(self.root)
         self._packed = PackedStore(self._disk)
         # The course's texts as the last run read them, kept in the pack for a fresh run's
@@ -83,7 +83,7 @@ class ResidentCourse:
         if changes is None:  # the watch lost track: start again from the disk
             self.watch.close()
             self.watch = TreeWatch(self.course_dir)
-            self.present = _walk(self.course_dir)
+            self.present = {entry.path for entry in tree_entries(self.course_dir)}
         else:
             changes = self._settled(changes)
         if changes == set() and self.kept is not None:
@@ -197,20 +197,3 @@ class ResidentCourse:
             }
             self._lessons = (loaded, paths)
         return self._lessons[1]
-
-
-def _walk(folder: Path) -> set[str]:
-    """Every file and folder below `folder` (links not followed)."""
-    found: set[str] = set()
-    pending = [str(folder)]
-    while pending:
-        current = pending.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        for entry in entries:
-            found.add(entry.path)
-            if entry.is_dir(follow_symlinks=False):
-                pending.append(entry.path)
-    return found

@@ -243,8 +243,15 @@ def replay() -> None:
         return
     if hit is None:
         return
-    output, code = hit
+    emit(*hit)
+
+
+def emit(output: str, code: int, error: str = "") -> None:
+    """Write a replayed run's standard error and output, then exit with its code."""
     try:
+        if error:
+            sys.stderr.write(error)
+            sys.stderr.flush()
         sys.stdout.write(output)
         sys.stdout.flush()
     except BrokenPipeError:

@@ -12,7 +12,7 @@ document, and re-run where it lands (coursekit.incremental).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,10 +27,9 @@ from coursekit.rules.facts import carried, carried_past_manifests
 Stamp = tuple[int, ...]  # cache_tree.file_stamp: mtime, ctime, size, inode, device
 
 
-def disk_table(folder: Path) -> dict[str, Stamp]:
-    """Every file and folder below `folder` (absolute path -> its stamp, as the cache's stat
-    table keeps it: the ctime catches an edit whose mtime was put back)."""
-    table: dict[str, Stamp] = {}
+def tree_entries(folder: Path | str) -> Iterator[os.DirEntry[str]]:
+    """Every file and folder below `folder`, folders before what they hold (links are
+    listed, never followed; a folder that cannot be listed is skipped)."""
     pending = [str(folder)]
     while pending:
         current = pending.pop()
@@ -39,13 +38,21 @@ def disk_table(folder: Path) -> dict[str, Stamp]:
         except OSError:
             continue
         for entry in entries:
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            table[entry.path] = tuple(file_stamp(st))
+            yield entry
             if entry.is_dir(follow_symlinks=False):
                 pending.append(entry.path)
+
+
+def disk_table(folder: Path) -> dict[str, Stamp]:
+    """Every file and folder below `folder` (absolute path -> its stamp, as the cache's stat
+    table keeps it: the ctime catches an edit whose mtime was put back)."""
+    table: dict[str, Stamp] = {}
+    for entry in tree_entries(folder):
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        table[entry.path] = tuple(file_stamp(st))
     return table
 
 
