@@ -315,3 +315,16 @@ def test_a_new_folder_that_cannot_be_watched_loses_track(tw: TreeWatch, root: Pa
     tw._lib = FailingLibc("inotify_add_watch", errno.ENOSPC)  # type: ignore[assignment]
     (root / "new").mkdir()
     assert tw.changes() is None
+
+
+def test_a_watch_dropped_unclosed_gives_its_descriptor_back(tmp_path: Path) -> None:
+    import gc
+
+    watch = TreeWatch(tmp_path)
+    fd = watch._fd
+    assert os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
+    del watch
+    gc.collect()
+    assert not os.path.exists(f"/proc/self/fd/{fd}") or (
+        os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify"
+    )

@@ -14,6 +14,7 @@ machine on a network file system, and a rename of a folder above the root.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
@@ -90,6 +91,8 @@ def _parse(buffer: bytes) -> list[tuple[int, int, int, bytes]]:
 class TreeWatch:
     """One inotify watch on every folder from `root` down; `changes()` says what changed."""
 
+    _fd = -1  # (for `__del__`, should `__init__` fail before setting it)
+
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self._root = os.path.abspath(os.fspath(root))
         self._paths: dict[int, str] = {}  # wd -> folder
@@ -141,8 +144,14 @@ class TreeWatch:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
-        self._paths.clear()
-        self._wds.clear()
+        with contextlib.suppress(AttributeError):  # (`__init__` failed before making them)
+            self._paths.clear()
+            self._wds.clear()
+
+    def __del__(self) -> None:
+        # A watch dropped unclosed (a language server's state, say) must not keep its inotify
+        # instance: a user has 128 of them by default.
+        self.close()
 
     def __enter__(self) -> TreeWatch:
         return self
