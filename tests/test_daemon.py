@@ -139,3 +139,31 @@ def test_something_else_where_a_socket_would_be_is_not_asked(tmp_path: Path) -> 
     assert daemon_wire.ask(str(tmp_path), "a.sock", "anything") is None
     assert daemon_wire.ask(str(tmp_path), "b.sock", "anything") is None
     assert daemon_wire.ask(str(tmp_path), "absent.sock", "anything") is None
+
+
+def test_it_exits_once_its_course_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+    import threading
+
+    from coursekit import daemon
+    from coursekit.commands import check as check_command
+
+    root = tmp_path / "project"
+    shutil.copytree(BUNDLED, root / "course")
+    monkeypatch.setattr(daemon, "LOOK_AFTER", 0.05)
+    argv = [*SERVED, "--course", str(root / "course")]
+    try:
+        served = daemon.Daemon(argv, "a key", False, 3600.0)
+        thread = threading.Thread(target=served.serve)
+        thread.start()
+        socket_path = root / daemon_wire.FOLDER / served.name
+        assert socket_path.exists()
+        shutil.rmtree(root / "course")
+        thread.join(timeout=30)
+        assert not thread.is_alive(), "it still serves a course that is gone"
+        assert not socket_path.exists()
+    finally:
+        check_command.serve_from(None)  # this process's later checks are its own again
+        gc.unfreeze()

@@ -46,6 +46,7 @@ from coursekit.watch import WatchUnavailable
 
 IDLE_SECONDS = 3 * 3600
 TIDY_AFTER = 5.0  # seconds without a request before the garbage of the last answers goes
+LOOK_AFTER = 60.0  # seconds between looks at whether its course folder is still there
 REQUEST_SECONDS = 5.0  # a caller that connects sends its request at once
 
 
@@ -85,6 +86,7 @@ class Daemon:
         except WatchUnavailable as exc:
             raise Refused(f"cannot watch the course: {exc}") from None
         check_command.serve_from(self.resident)
+        self.course_inode = os.stat(self.resident.course_dir).st_ino
         # The cache folder first: made by the first check, it would move the project folder's
         # stamp (on Python's path under `python -m`) and send the daemon away at once.
         self.folder = _folder(self.project)
@@ -146,14 +148,18 @@ class Daemon:
         try:
             while True:
                 left = self.idle - (time.monotonic() - last)
-                self.listener.settimeout(min(TIDY_AFTER, left) if untidy else max(left, 0.0))
+                wait = min(TIDY_AFTER, left) if untidy else max(left, 0.0)
+                self.listener.settimeout(max(min(wait, LOOK_AFTER), 0.01))  # (0: non-blocking)
                 try:
                     conn, _ = self.listener.accept()
                 except TimeoutError:
-                    if not untidy:
+                    if not self._course_there():
+                        return  # its course was removed (a temporary checkout, a test's)
+                    if untidy and time.monotonic() - last >= TIDY_AFTER:
+                        _tidy()
+                        untidy = False
+                    elif time.monotonic() - last >= self.idle:
                         return  # idle
-                    _tidy()
-                    untidy = False
                     continue
                 with conn:
                     if not self._serve_one(conn):
@@ -162,6 +168,13 @@ class Daemon:
                 untidy, last = True, time.monotonic()
         finally:
             self.close()
+
+    def _course_there(self) -> bool:
+        """Whether the course folder it answers for is still the one it started on."""
+        try:
+            return os.stat(self.resident.course_dir).st_ino == self.course_inode
+        except OSError:
+            return False
 
     def _serve_one(self, conn: socket.socket) -> bool:
         """Answer one caller; False when the daemon must now exit."""
