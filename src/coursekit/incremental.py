@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from coursekit.diagnostics import Diagnostic, Severity
+from coursekit.memo import ByIdentity
 from coursekit.rules import Context, Rule
 from coursekit.rules.facts import chapter_files, chapter_key, digest, unsteady_chapters
 from coursekit.store import RunStore
@@ -56,8 +57,9 @@ def _encode(found: Iterable[Diagnostic]) -> list[list[Any]]:
 
 
 # Rows already decoded, by the identity of the stored value: a process that checks again and
-# again (the language server) keeps its store in memory, where a kept entry is the same object.
-_DECODED: dict[int, tuple[Any, list[Diagnostic] | None]] = {}
+# again (the language server, the daemon) keeps its store in memory, where a kept entry is the
+# same object.
+_DECODED: ByIdentity[list[Diagnostic] | None] = ByIdentity(100_000)
 
 
 # What most (rule, chapter) pairs keep: no finding. Shared, and only ever read.
@@ -67,14 +69,7 @@ _NOTHING: list[Diagnostic] = []
 def _decoded(rows: Any) -> list[Diagnostic] | None:
     if rows == []:  # ~90% of the pairs at 1,000 chapters: no lookup, nothing remembered
         return _NOTHING
-    hit = _DECODED.get(id(rows))
-    if hit is not None and hit[0] is rows:
-        return hit[1]
-    if len(_DECODED) > 100_000:
-        _DECODED.clear()
-    found = _decode(rows)
-    _DECODED[id(rows)] = (rows, found)  # holding `rows` keeps its id from being reused
-    return found
+    return _DECODED.get(rows, lambda: _decode(rows))
 
 
 def _decode(rows: Any) -> list[Diagnostic] | None:

@@ -32,6 +32,7 @@ from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.frontmatter import front_matter
 from coursekit.load.yamlsafe import Span, comment_start, text_spans
 from coursekit.markdown import Comment, Scan, scan
+from coursekit.memo import ByIdentity
 
 UNUSED = "CK001"
 INVALID = "CK002"
@@ -260,22 +261,15 @@ def per_file_ignored(diagnostic: Diagnostic, config: Config) -> bool:
     return False
 
 
-# Texts known to hold no directive, by identity: a process that checks again and again (the
+# Whether a text holds a directive, by its identity: a process that checks again and again (the
 # daemon, the language server) keeps the texts an edit did not touch, and scanning all of them
-# for one took ~40 ms of each run at 1,000 chapters. Holding a text keeps its id from reuse.
-_PLAIN: dict[int, str] = {}
+# took ~40 ms of each run at 1,000 chapters.
+_PLAIN: ByIdentity[bool] = ByIdentity(200_000)
 
 
 def _plain(text: str) -> bool:
     """Whether the text holds no suppression directive at all (so nothing to parse)."""
-    if _PLAIN.get(id(text)) is text:
-        return True
-    if "coursekit:" in text:
-        return False
-    if len(_PLAIN) > 200_000:
-        _PLAIN.clear()
-    _PLAIN[id(text)] = text
-    return True
+    return _PLAIN.get(text, lambda: "coursekit:" not in text)
 
 
 def apply(

@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from coursekit.memo import ByIdentity
 from coursekit.model.documents import Solution
 from coursekit.model.tree import Course, Program
 from coursekit.rules.base import Context
@@ -152,35 +153,24 @@ def _sort_out(ctx: Context) -> _Todo:
     return todo
 
 
-# Keys already worked out, by the identity of what they were worked out from: a process that
-# checks again and again (the daemon, the language server) keeps the models of the chapters an
-# edit did not touch, and hashing their programs again took ~0.1 s of each run at 1,000
-# chapters. Holding the objects keeps their ids from being reused.
-_KEYS: dict[int, tuple[Program, str, str, Solution, Any, str]] = {}
+# Keys already worked out, by the identity of the program they were worked out from: a process
+# that checks again and again (the daemon, the language server) keeps the models of the
+# chapters an edit did not touch, and hashing their programs again took ~0.1 s of each run at
+# 1,000 chapters.
+_KEYS: ByIdentity[str] = ByIdentity(100_000)
 
 
 def _key(target: Target, job: Any, limits: Any) -> str:
     """The store key of a target's verdict: its program, its limits, the published solution."""
     program, solution = target.program, target.solution
-    hit = _KEYS.get(id(program))
-    if (
-        hit is not None
-        and hit[0] is program
-        and hit[1] is program.source
-        and hit[2] is program.path
-        and hit[3] is solution
-        and hit[4] == limits
-    ):
-        return hit[5]
-    published = json.dumps(
-        [solution.value, solution.rtol, solution.atol], sort_keys=True, default=str
-    )
-    key = f"{job.fingerprint(limits)}:{published}"
-    if len(_KEYS) > 100_000:
-        _KEYS.clear()
-    assert program.source is not None
-    _KEYS[id(program)] = (program, program.source, program.path, solution, limits, key)
-    return key
+
+    def compute() -> str:
+        published = json.dumps(
+            [solution.value, solution.rtol, solution.atol], sort_keys=True, default=str
+        )
+        return f"{job.fingerprint(limits)}:{published}"
+
+    return _KEYS.get(program, compute, program.source, program.path, solution, limits)
 
 
 def _parallel(ctx: Context, jobs: int) -> int:

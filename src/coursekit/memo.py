@@ -1,0 +1,36 @@
+"""Values worked out from objects a long-lived process keeps, remembered by their identity.
+
+The daemon and the language server check again and again a course most of whose objects
+(texts, models, stored results) are the very objects of the last run: what was worked out
+from one of them (a decoded row, a hash, a scan) need not be worked out again. A memo holds
+the object itself, so its id is not reused while remembered, and forgets everything past
+`limit` entries, so a long session does not keep every object it ever saw.
+
+Standard library only: a leaf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+
+
+class ByIdentity(Generic[V]):
+    """`compute()`'s value for `subject`, remembered while `subject` is this very object and
+    the values `also` depends on are equal to those it was worked out with."""
+
+    def __init__(self, limit: int) -> None:
+        self._held: dict[int, tuple[object, tuple[object, ...], V]] = {}
+        self._limit = limit
+
+    def get(self, subject: object, compute: Callable[[], V], *also: object) -> V:
+        hit = self._held.get(id(subject))
+        if hit is not None and hit[0] is subject and hit[1] == also:
+            return hit[2]
+        value = compute()
+        if len(self._held) >= self._limit:
+            self._held.clear()
+        self._held[id(subject)] = (subject, also, value)
+        return value
