@@ -85,7 +85,7 @@ class Daemon:
             self.resident = ResidentCourse(self.project)
         except WatchUnavailable as exc:
             raise Refused(f"cannot watch the course: {exc}") from None
-        check_command.serve_from(self.resident)
+        check_command.serve_from(self.resident.run)
         self.course_inode = os.stat(self.resident.course_dir).st_ino
         # The cache folder first: made by the first check, it would move the project folder's
         # stamp (on Python's path under `python -m`) and send the daemon away at once.

@@ -115,14 +115,19 @@ def load_context(
 
     `overlays` (absolute path -> text) replace those files' content: unsaved editor buffers;
     `tree` says what the course folder holds, as this run first saw it (`KnownTree`)."""
-    from coursekit import cache  # parsed documents are kept in the store
-
-    store = cache.Layered(store) if store is not None else RunStore()
+    layered = _run_store(store)
     options = options or Options()
     hint = _new_maths(options)
-    loaded = load_course(project.course_dir, project.root, store, overlays, models, hint, tree)
-    ctx = Context(course=loaded.course, config=project.config, store=store, options=options)
-    return loaded, ctx
+    loaded = load_course(project.course_dir, project.root, layered, overlays, models, hint, tree)
+    return loaded, Context(loaded.course, project.config, layered, options)
+
+
+def _run_store(store: ResultStore | None) -> ResultStore:
+    """What one run reads and writes through: a memory layer over `store` (parsed documents
+    are kept there), or memory alone."""
+    from coursekit import cache
+
+    return cache.Layered(store) if store is not None else RunStore()
 
 
 def _new_maths(options: Options) -> Callable[[type[Node], Any], None] | None:
@@ -156,10 +161,7 @@ def check(
     if loaded is None:
         loaded, ctx = load_context(project, options, store, overlays, models, tree)
     else:
-        from coursekit import cache
-
-        layered = cache.Layered(store) if store is not None else RunStore()
-        ctx = Context(loaded.course, project.config, layered, options or Options())
+        ctx = Context(loaded.course, project.config, _run_store(store), options or Options())
     return check_loaded(project, loaded, ctx, paths)
 
 

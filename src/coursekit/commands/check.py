@@ -10,7 +10,7 @@ import contextlib
 import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from coursekit.cache import RunCache
@@ -21,27 +21,17 @@ if TYPE_CHECKING:
     from coursekit.project import Project
     from coursekit.store import ResultStore
 
-
-class Resident(Protocol):
-    """A course kept loaded between runs (`coursekit.resident`, in the daemon's process)."""
-
-    def run(
-        self,
-        project: Project,
-        paths: Sequence[Path],
-        output_format: str,
-        out: TextIO,
-        color: bool,
-        options: Options,
-    ) -> int: ...
+    # A course kept loaded between runs (`coursekit.resident.ResidentCourse.run`, in the
+    # daemon's process): `run_cached`'s arguments but the cache's, its exit code.
+    Resident = Callable[[Project, Sequence[Path], str, TextIO, bool, Options], int]
 
 
 _resident: Resident | None = None
 
 
 def serve_from(resident: Resident | None) -> None:
-    """Answer this process's later cached `check`s from `resident` (the daemon's course) rather
-    than the whole-run cache and a load: they then cost what changed since the last."""
+    """Answer this process's later cached `check`s through `resident` (the daemon's course)
+    rather than the whole-run cache and a load: they then cost what changed since the last."""
     global _resident
     _resident = resident
 
@@ -70,7 +60,7 @@ def run_cached(
         return run(project, paths, output_format, out, color=color, options=options)
     if _resident is not None:
         _known_format(output_format)
-        return _resident.run(project, paths, output_format, out, color, options)
+        return _resident(project, paths, output_format, out, color, options)
     from coursekit import cache
 
     runs = cache.RunCache.for_check(project, paths, output_format, color, options)
