@@ -23,6 +23,7 @@ from coursekit.load.yamlsafe import LoadError, parse_yaml
 from coursekit.options import Options
 from coursekit.project import find_project
 from coursekit.rules import REGISTRY
+from coursekit.store import MemoryStore
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -496,3 +497,22 @@ def test_a_run_that_read_the_digested_tree_is_recorded_without_a_second_stat(
     replays = _returns(monkeypatch, cache.RunCache, "lookup")
     assert runs.check() == edited
     assert replays and replays[0] is not None, stored  # the edited run was recorded
+
+
+def test_a_layer_forgets_a_namespace_in_memory_here_and_below() -> None:
+    forgotten: list[str] = []
+
+    class Below(MemoryStore):
+        def forget(self, namespace: str) -> None:
+            forgotten.append(namespace)
+
+    below = Below()
+    layered = cache.Layered(below)
+    layered.put("yaml", "k", 1)
+    layered.put("verdicts", "k", 2)
+    layered.forget("yaml")
+    assert ("yaml", "k") not in layered.memory
+    assert layered.memory[("verdicts", "k")] == 2
+    assert forgotten == ["yaml"]
+    assert layered.get("yaml", "k") == 1  # still below: only memory let go of it
+    cache.Layered(MemoryStore()).forget("yaml")  # a store below with nothing to forget

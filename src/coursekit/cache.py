@@ -191,6 +191,15 @@ class Layered:
         self.memory.pop((namespace, key), None)
         self.below.decline(namespace, key, why)
 
+    def forget(self, namespace: str) -> None:
+        """Let go of what is held in memory under `namespace`, here and below (a long-lived
+        process's, once it no longer reads it). Nothing on disk changes."""
+        for key in [k for k in self.memory if k[0] == namespace]:
+            del self.memory[key]
+        forget = getattr(self.below, "forget", None)
+        if forget is not None:
+            forget(namespace)
+
 
 # Whole runs -------------------------------------------------------------------------------------
 

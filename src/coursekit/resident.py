@@ -52,11 +52,10 @@ class ResidentCourse:
         self.watch = TreeWatch(self.course_dir)
         self.present = {entry.path for entry in tree_entries(self.course_dir)}
         self._disk = DiskStore(self.root)
-        self._packed = PackedStore(self._disk)
+        self.store = Layered(PackedStore(self._disk))
         # The course's texts as the last run read them, kept in the pack for a fresh run's
         # load: this one reads the files itself (once), so they would only be held twice.
-        self._packed.forget(TEXTS)
-        self.store = Layered(self._packed)
+        self.store.forget(TEXTS)
         self.sympy = SympyServer()
         self.models: Models = {}
         self.loaded: LoadResult | None = None
@@ -141,17 +140,10 @@ class ResidentCourse:
         self.loads += 1
         self._drop()
         self.loaded = load_course(self.course_dir, self.root, self.store, keep, self.models)
-        self._forget_parses()
+        # The parsed YAML it read: a document whose text is unchanged is served validated from
+        # `models`, a changed one is parsed anew, so no later load reads them.
+        self.store.forget(PARSED)
         return self.loaded
-
-    def _forget_parses(self) -> None:
-        """Let go of the parsed YAML the load read from the store: a document whose text is
-        unchanged is served validated from `models`, and a changed one is parsed anew, so no
-        later load reads them."""
-        memory = self.store.memory
-        for key in [k for k in memory if k[0] == PARSED]:
-            del memory[key]
-        self._packed.forget(PARSED)
 
     def _drop(self) -> None:
         """Let the last course go now. What rules derived from it refers back to it (a cycle
