@@ -130,9 +130,13 @@ def lookup() -> tuple[str, str, int] | None:
     argv = sys.argv[1:]
     if not warm.replayable(argv):
         return None
+    # The key (~50 µs, which the warm path then works out again) only where a daemon may be.
+    folders = [f for f in warm.candidates(argv, os.getcwd()) if _lexists(f, FOLDER)]
+    if not folders:
+        return None
     key = warm.key_material()
     name = socket_name(key)
-    for folder in warm.candidates(argv, os.getcwd()):
+    for folder in folders:
         reply = ask(folder, name, key)
         if reply is None:
             continue
@@ -161,3 +165,11 @@ def replay() -> None:
     except Exception:
         return
     warm.emit(out, code, err)
+
+
+def _lexists(folder: str, below: str) -> bool:
+    try:
+        os.lstat(os.path.join(folder, below))
+    except OSError:
+        return False
+    return True
