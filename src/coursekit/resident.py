@@ -159,16 +159,8 @@ class ResidentCourse:
         loaded (`patched` declines a lesson that had or now has a diagnostic), or with one
         book manifest re-read (`patched_book`: a Book 0 title renamed)."""
         assert self.loaded is not None
-        lessons = self._lesson_paths(self.loaded)
-        if len(changes) == 1 and not changes <= lessons:
-            (path,) = changes
-            try:
-                text = read_text(Path(path), self.course_dir)
-            except (LoadError, OSError):
-                return None
-            loaded = self.loaded
-            return patched_book(loaded, Path(path), text, self.course_dir, self.root, self.models)
-        if not changes or not changes <= lessons:
+        lessons = changes <= self._lesson_paths(self.loaded)
+        if not changes or not (lessons or len(changes) == 1):
             return None
         texts: dict[Path, str] = {}
         for path in changes:
@@ -176,7 +168,10 @@ class ResidentCourse:
                 texts[Path(path)] = read_text(Path(path), self.course_dir)
             except (LoadError, OSError):
                 return None
-        return patched(self.loaded, texts, self.course_dir, self.root, self.models)
+        if lessons:
+            return patched(self.loaded, texts, self.course_dir, self.root, self.models)
+        ((book, text),) = texts.items()
+        return patched_book(self.loaded, book, text, self.course_dir, self.root, self.models)
 
     def _lesson_paths(self, loaded: LoadResult) -> set[str]:
         """The absolute paths of the loaded course's lessons (worked out once per course)."""
