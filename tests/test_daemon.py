@@ -95,6 +95,18 @@ def test_a_change_outside_the_course_sends_it_away(project: Path) -> None:
     assert _answered(project) == -1
 
 
+def test_a_linked_configuration_is_watched_through_its_link(project: Path) -> None:
+    target = project.parent / "shared-pyproject.toml"
+    target.write_text("[tool.coursekit]\n", encoding="utf-8")
+    (project / "pyproject.toml").symlink_to(target)
+    _start(project)
+    _same_as_fresh(project)
+    assert _answered(project) == 1
+    target.write_text('[tool.coursekit]\nignore = ["CK305"]\n', encoding="utf-8")
+    assert "CK305" not in _same_as_fresh(project)  # the normal path's answer, with the edit
+    assert _answered(project) == -1
+
+
 def test_stop_ends_it_and_removes_its_socket(project: Path) -> None:
     _start(project)
     folder = project / daemon_wire.FOLDER

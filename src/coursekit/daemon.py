@@ -272,10 +272,12 @@ def _outside(project: Project, explicit_course: bool) -> list[tuple[bytes, bool]
 
 
 def _stamps(paths: list[tuple[bytes, bool]]) -> list[tuple[int, ...]]:
+    """Each path's stamp: a whole one of what it leads to (a pyproject.toml that is a link is
+    read through it: its target's edit must be seen), or the kind of the entry itself."""
     found: list[tuple[int, ...]] = []
     for path, whole in paths:
         try:
-            st = os.lstat(path)
+            st = os.stat(path) if whole else os.lstat(path)
         except OSError:
             found.append(())
             continue
