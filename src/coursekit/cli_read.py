@@ -259,7 +259,7 @@ def daemon_start_command(idle_minutes: float, check_args: tuple[str, ...]) -> No
     from coursekit import warm
     from coursekit.commands import daemon
 
-    course = warm._course_option(list(check_args))
+    course = warm.course_argument(list(check_args))
     project = project_for(Path(course) if course else None)
     sys.exit(daemon.start(project, list(check_args), idle_minutes, sys.stdout, sys.stderr))
 

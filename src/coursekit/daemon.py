@@ -76,7 +76,7 @@ class _Stream(io.StringIO):
 class Daemon:
     def __init__(self, argv: list[str], key: str, stdout_tty: bool, idle: float) -> None:
         self.argv, self.key, self.stdout_tty, self.idle = argv, key, stdout_tty, idle
-        course = warm._course_option(argv)
+        course = warm.course_argument(argv)
         try:
             self.project = find_project(Path.cwd(), Path(course) if course else None)
         except ConfigError as exc:

@@ -53,7 +53,7 @@ def key_material(argv: list[str] | None = None) -> str:
     string (NUL cannot occur in an argument, a path or the environment): for this process's
     command line, or for `coursekit ARGV` started just as this process was (the daemon's)."""
     args = sys.argv[1:] if argv is None else argv
-    ttys = "".join("1" if _isatty(stream) else "0" for stream in (0, 1, 2))
+    ttys = "".join("1" if isatty(stream) else "0" for stream in (0, 1, 2))
     parts = [str(RECORD_FORMAT), os.getcwd(), sys.executable, sys.version, ttys]
     parts.append(str(len(args)))
     parts += args
@@ -63,7 +63,8 @@ def key_material(argv: list[str] | None = None) -> str:
     return "\0".join(parts)
 
 
-def _isatty(fd: int) -> bool:
+def isatty(fd: int) -> bool:
+    """Whether the descriptor is a terminal (False for a closed one)."""
     try:
         return os.isatty(fd)
     except OSError:
@@ -167,7 +168,7 @@ def candidates(argv: list[str], cwd: str) -> list[str]:
     """The folders whose cache may hold this command line's record: the working directory and
     its ancestors (project discovery's search), and `--course DIR`'s parent."""
     folders: list[str] = []
-    course = _course_option(argv)
+    course = course_argument(argv)
     if course is not None:
         folders.append(os.path.dirname(os.path.join(cwd, course).rstrip(os.sep)) or os.sep)
     folder = cwd
@@ -179,7 +180,8 @@ def candidates(argv: list[str], cwd: str) -> list[str]:
         folder = parent
 
 
-def _course_option(argv: list[str]) -> str | None:
+def course_argument(argv: list[str]) -> str | None:
+    """What `--course` says in a `check` command line (None: not given)."""
     for index, token in enumerate(argv):
         if token == "--":
             return None

@@ -40,7 +40,7 @@ def start(project: Project, args: list[str], idle_minutes: float, out: TextIO, e
         assert isinstance(running, tuple)
         out.write(f"coursekit: a daemon (pid {running[1]}) already answers `{shown}` here\n")
         return 0
-    message = marshal.dumps((argv, key, dict(os.environ), warm._isatty(1), idle_minutes * 60))
+    message = marshal.dumps((argv, key, dict(os.environ), warm.isatty(1), idle_minutes * 60))
     # `-P`: the working directory (a course repository) must not come first on the import
     # path; the daemon imports from this process's path instead, and restores the environment.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
