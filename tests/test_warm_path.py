@@ -301,7 +301,7 @@ def test_the_record_watches_coursekit_itself(settled: dict[str, Path]) -> None:
     root = settled["clean"]
     decoded = [(p, warm.decode(p.read_bytes())) for p in _records(root)]
     (fields,) = [f for _, f in decoded if f is not None and "json" not in f[0]]
-    watched = {os.fsdecode(p) for p in fields[1]}
+    watched = {os.fsdecode(p) for joined, _ in fields[1] for p in joined.split(b"\0")}
     package = Path(warm.__file__).parent
     for module in package.rglob("*.py"):
         if "__pycache__" not in module.parts:
@@ -469,13 +469,28 @@ def test_a_record_round_trips_and_rejects_what_is_not_one() -> None:
     data = warm.encode("key", paths, [1, 2, 3, 4, 5, 6] * 2, "out\n", 1)
     assert warm.decode(data) == (
         "key",
-        paths,
-        marshal.dumps([1, 2, 3, 4, 5, 6] * 2, 2),
+        [(b"/a\0/b/c", marshal.dumps([1, 2, 3, 4, 5, 6] * 2, 2))],
         "out\n",
         1,
     )
     for bad in (b"", data[:-1], data + b"x", b"\0" * len(data), warm.MAGIC + b"0" * 8):
         assert warm.decode(bad) is None
+
+
+@pytest.mark.parametrize("count", [0, 1, warm.FIRST_BATCH, warm.FIRST_BATCH + 1, 1001])
+def test_a_records_parts_hold_every_path_beside_its_stamp(count: int) -> None:
+    paths = [b"/p%d" % n for n in range(count)]
+    flat = [n for n in range(count) for n in (n, n + 1, n + 2, n + 3, n + 4, n + 5)]
+    parts = warm.parts_of(paths, flat)
+    assert len(parts) == (3 if count > warm.FIRST_BATCH else 1)
+    listed = [p for joined, _ in parts for p in (joined.split(b"\0") if joined else [])]
+    assert listed == paths
+    assert [v for _, blob in parts for v in marshal.loads(blob)] == flat
+    first, *rest = parts
+    assert first[0].count(b"\0") + 1 == min(count, warm.FIRST_BATCH) or count == 0
+    if rest:  # two halves: at most one path between them
+        sizes = [joined.count(b"\0") + 1 for joined, _ in rest]
+        assert abs(sizes[0] - sizes[1]) <= 1
 
 
 def test_stamps_see_absence_and_type(tmp_path: Path) -> None:
@@ -556,16 +571,16 @@ def test_a_record_lists_the_most_recently_changed_paths_first(tmp_path: Path) ->
     (record,) = (tmp_path / warm.FOLDER).iterdir()
     fields = warm.decode(record.read_bytes())
     assert fields is not None
-    _, listed, blob, _, _ = fields
-    assert listed == paths[::-1]
-    assert marshal.loads(blob) == warm.stamps(listed)  # each stamp beside its path
+    _, parts, _, _ = fields
+    assert parts == warm.parts_of(paths[::-1], warm.stamps(paths[::-1]))
 
 
 def test_a_changed_stamp_is_seen_without_stamping_every_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(warm, "FORK_FROM", 10**9)  # one process: every lstat is counted here
     paths = _files_changed_in_order(tmp_path, 1000)[::-1]  # as a record lists them
-    blob = marshal.dumps(warm.stamps(paths), warm.STAMPS_VERSION)
+    parts = warm.parts_of(paths, warm.stamps(paths))
     real_lstat = os.lstat
     calls: list[bytes] = []
 
@@ -574,16 +589,47 @@ def test_a_changed_stamp_is_seen_without_stamping_every_path(
         return real_lstat(path)
 
     monkeypatch.setattr(os, "lstat", counting)
-    assert warm.unchanged(paths, blob)
+    assert warm.unchanged(parts)
     assert len(calls) == 1000  # a hit proves every path unchanged
     for edited, most in ((0, warm.FIRST_BATCH), (999, 1000)):
         Path(os.fsdecode(paths[edited])).write_text("edited")
         calls.clear()
-        assert not warm.unchanged(paths, blob)
+        assert not warm.unchanged(parts)
         assert len(calls) <= most, (edited, len(calls))
-        blob = marshal.dumps(warm.stamps(paths), warm.STAMPS_VERSION)
-    assert not warm.unchanged(paths[:-1], blob)  # a record whose lists disagree
-    assert not warm.unchanged(paths, b"not marshal")
+        parts = warm.parts_of(paths, warm.stamps(paths))
+    shifted = warm.parts_of(paths[1:] + paths[:1], warm.stamps(paths))  # stamps beside others
+    assert not warm.unchanged(shifted)
+    assert not warm.unchanged([(parts[0][0], b"not marshal"), *parts[1:]])
+    assert not warm.unchanged([])
+
+
+@pytest.mark.parametrize("edited", [None, "first part", "this process's half", "the child's half"])
+def test_a_forked_child_compares_one_half(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edited: str | None
+) -> None:
+    if not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one processor: the halves are compared one after the other")
+    monkeypatch.setattr(warm, "FORK_FROM", 200)
+    paths = _files_changed_in_order(tmp_path, 600)[::-1]
+    parts = warm.parts_of(paths, warm.stamps(paths))
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counting_fork() -> int:
+        child = real_fork()
+        if child:
+            forks.append(child)
+        return child
+
+    monkeypatch.setattr(os, "fork", counting_fork)
+    where = {"first part": 3, "this process's half": 100, "the child's half": 500}
+    if edited is not None:
+        Path(os.fsdecode(paths[where[edited]])).write_text("edited")
+    assert warm.unchanged(parts) is (edited is None)
+    assert len(forks) == (0 if edited == "first part" else 1)
+    for child in forks:
+        with pytest.raises(ChildProcessError):  # reaped
+            os.waitpid(child, os.WNOHANG)
 
 
 def test_the_shells_last_command_is_not_in_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
