@@ -288,3 +288,43 @@ def test_any_sequence_of_edits_reports_what_a_fresh_check_does(
         rng.choice(SEQUENCED)(course)
         assert _kept(resident, course) == _fresh(course)
     assert resident.patches > 0 and resident.loads > 1
+
+
+@pytest.mark.parametrize("edit", ["prose", "book-0-title"])
+def test_an_edit_works_out_again_the_plan_of_the_chapters_it_touches_alone(
+    resident: ResidentCourse, course: Path, edit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coursekit import incremental
+
+    worked_out: list[str] = []
+    real = incremental._part
+
+    def counting(course: Any, chapter: Any, *rest: Any) -> Any:
+        worked_out.append(chapter.id)
+        return real(course, chapter, *rest)
+
+    monkeypatch.setattr(incremental, "_part", counting)
+    _kept(resident, course)
+    assert resident.loaded is not None
+    every = set(resident.loaded.course.chapters)
+    assert sorted(worked_out) == sorted(every)
+    for take in range(3):  # the first takes store what the next ones find
+        worked_out.clear()
+        if edit == "prose":
+            _prose(course, take)
+        else:
+            _replace(course / BOOK0, "    title: Entropy", f"    title: Entropy, take {take}")
+        assert _kept(resident, course) == _fresh(course)
+    chapters = resident.loaded.course.chapters
+    if edit == "prose":
+        touched = {
+            c
+            for c, ch in chapters.items()
+            if any(ls.path.endswith(LESSON) for ls in ch.lessons.values())
+        }
+    else:
+        touched = {
+            c for c, ch in chapters.items() if any(a.id == "0.IT.01" for a in ch.manifest.apparatus)
+        }
+    assert len(touched) == 1 and len(every) > 1
+    assert sorted(worked_out) == sorted(touched)

@@ -10,12 +10,14 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from coursekit.memo import ByIdentity
 from coursekit.model.documents import Solution
-from coursekit.model.tree import Course, Program
+from coursekit.model.tree import Chapter, Course, Program
 from coursekit.rules.base import Context
 from coursekit.rules.outcomes import program_outcome
 
@@ -86,24 +88,33 @@ def targets(course: Course) -> list[Target]:
 def _targets(course: Course) -> list[Target]:
     found: list[Target] = []
     for chapter in course.chapters.values():
-        for problem in chapter.problems.values():
+        found += _CHAPTER_TARGETS.get(chapter, partial(_of_chapter, chapter))
+    return found
+
+
+# A chapter's targets, by its identity: a long-lived process keeps the chapters an edit did not
+# touch (a chapter is complete once loaded: nothing adds to it later).
+_CHAPTER_TARGETS: ByIdentity[list[Target]] = ByIdentity(100_000)
+
+
+def _of_chapter(chapter: Chapter) -> list[Target]:
+    found: list[Target] = []
+    for problem in chapter.problems.values():
+        found.append(
+            Target("problem", problem.id, chapter.id, problem.path, problem.meta, problem.program)
+        )
+    for exercise in chapter.exercises.values():
+        if exercise.program is not None:
             found.append(
                 Target(
-                    "problem", problem.id, chapter.id, problem.path, problem.meta, problem.program
+                    "exercise",
+                    exercise.id,
+                    chapter.id,
+                    exercise.path,
+                    exercise.meta,
+                    exercise.program,
                 )
             )
-        for exercise in chapter.exercises.values():
-            if exercise.program is not None:
-                found.append(
-                    Target(
-                        "exercise",
-                        exercise.id,
-                        chapter.id,
-                        exercise.path,
-                        exercise.meta,
-                        exercise.program,
-                    )
-                )
     return found
 
 
@@ -142,15 +153,22 @@ def _sort_out(ctx: Context) -> _Todo:
         if not _runnable(target):
             continue
         assert target.program.source is not None
-        job = Job(target.manifest_path, target.program.source, target.program.path)
+        job = partial(Job, target.manifest_path, target.program.source, target.program.path)
         key = _key(target, job, limits)
         cached = ctx.store.get(NAMESPACE, key)
         if isinstance(cached, dict):
-            todo.known[target.manifest_path] = Verdict.from_json(cached)
+            todo.known[target.manifest_path] = _VERDICTS.get(
+                cached, partial(Verdict.from_json, cached)
+            )
         else:
-            todo.jobs.append(job)
+            todo.jobs.append(job())
             todo.keys[target.manifest_path] = key
     return todo
+
+
+# Verdicts read from the store, by the identity of the stored value (kept in memory by a
+# long-lived process).
+_VERDICTS: ByIdentity[Verdict] = ByIdentity(100_000)
 
 
 # Keys already worked out, by the identity of the program they were worked out from: a process
@@ -160,15 +178,16 @@ def _sort_out(ctx: Context) -> _Todo:
 _KEYS: ByIdentity[str] = ByIdentity(100_000)
 
 
-def _key(target: Target, job: Any, limits: Any) -> str:
-    """The store key of a target's verdict: its program, its limits, the published solution."""
+def _key(target: Target, job: Callable[[], Any], limits: Any) -> str:
+    """The store key of a target's verdict: its program, its limits, the published solution
+    (`job` makes its coursekit.exec.Job, only when the key is not known)."""
     program, solution = target.program, target.solution
 
     def compute() -> str:
         published = json.dumps(
             [solution.value, solution.rtol, solution.atol], sort_keys=True, default=str
         )
-        return f"{job.fingerprint(limits)}:{published}"
+        return f"{job().fingerprint(limits)}:{published}"
 
     return _KEYS.get(program, compute, program.source, program.path, solution, limits)
 

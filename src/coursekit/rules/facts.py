@@ -22,6 +22,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from coursekit.memo import ByIdentity
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._broken import APPARATUS_BOOK, book0_did_not_load
 from coursekit.store import ResultStore
@@ -39,7 +40,7 @@ def digest(value: object) -> str:
 
 def chapter_files(course: Course, chapter: Chapter) -> list[str]:
     """Every project-relative file the chapter holds or lists, whether or not it loaded."""
-    return _files_by_chapter(course).get(chapter.id) or sorted(_listed(chapter))
+    return files_by_chapter(course).get(chapter.id) or sorted(_listed(chapter))
 
 
 def _text_digest(course: Course, path: str) -> str | None:
@@ -52,7 +53,7 @@ def _text_digest(course: Course, path: str) -> str | None:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _files_by_chapter(course: Course) -> dict[str, list[str]]:
+def files_by_chapter(course: Course) -> dict[str, list[str]]:
     """Each chapter's files (one pass over the course's texts, not one per chapter)."""
 
     def compute() -> dict[str, list[str]]:
@@ -160,15 +161,27 @@ def carried(derived: dict[object, object], touched: set[str]) -> dict[object, ob
 
 def carried_past_manifests(derived: dict[object, object]) -> dict[object, object]:
     """What of one run's derived facts still holds in a course where only a book manifest's
-    content changed (its chapters and every file as they were): which files each chapter
-    holds, and each chapter's digest. Not the manifests' facts, nor any chapter key or summary
-    (they may read those facts)."""
-    return {
-        key: value
-        for key, value in derived.items()
-        if key == ("facts", "files")
-        or (isinstance(key, tuple) and len(key) == 3 and key[:2] == ("facts", "chapter"))
-    }
+    content changed (its id, its chapters and every file as they were): which files each
+    chapter holds, each chapter's digest, and the facts that read of a book manifest no more
+    than that (`BOOK_FIELDS_UNREAD`). Not the other manifests' facts, nor any chapter key or
+    summary (they may read those facts)."""
+    return {key: value for key, value in derived.items() if _holds_past_manifests(key)}
+
+
+# The facts that read of a book manifest its id and its chapters' list alone, if anything.
+BOOK_FIELDS_UNREAD = ("chapter_ids", "chapter_summaries", "course_notation")
+
+
+def _holds_past_manifests(key: object) -> bool:
+    if not isinstance(key, tuple):
+        return False
+    if key == ("facts", "files") or (len(key) == 3 and key[:2] == ("facts", "chapter")):
+        return True
+    if key[:2] != _MANIFESTS or len(key) < 3:
+        return False
+    return key[2] in BOOK_FIELDS_UNREAD or (
+        key[2] == "of" and len(key) == 5 and key[3] in BOOK_FIELDS_UNREAD
+    )
 
 
 def _still_holds(key: object, touched: set[str]) -> bool:
@@ -238,12 +251,18 @@ def apparatus_linked(course: Course, chapter: Chapter) -> str:
     return _linked(course, chapter, "apparatus", entries)
 
 
+# The ids a chapter manifest links, by its identity (a long-lived process keeps the manifests
+# of the chapters an edit did not touch).
+_LINKED: ByIdentity[tuple[str, ...]] = ByIdentity(100_000)
+
+
 def _linked(
     course: Course, chapter: Chapter, table: str, entries: dict[str, tuple[str, str]]
 ) -> str:
     """The digest of the entries (of the course-wide `table`) the chapter links, once per set
     of ids: chapters link much the same few entries (1,000 chapters, a handful of sets)."""
-    linked = tuple(sorted({link.id for link in chapter.manifest.apparatus}))
+    manifest = chapter.manifest
+    linked = _LINKED.get(manifest, lambda: tuple(sorted({link.id for link in manifest.apparatus})))
     return course.derive(
         (*_MANIFESTS, "linked", table, linked),
         lambda: digest([[i, entries.get(i)] for i in linked]),
