@@ -55,3 +55,16 @@ def test_no_source_no_excerpt() -> None:
 
 def test_clean() -> None:
     assert REPORTERS["text"](Report(diagnostics=[])) == "All checks passed.\n"
+
+
+def test_the_same_finding_shows_its_files_text_as_it_is_now() -> None:
+    # a long-lived process renders the very diagnostic objects of its last run again
+    d = Diagnostic("a.md", 2, 3, "CK101", "msg", Severity.ERROR, "some-rule")
+    render = REPORTERS["text"]
+    before = render(Report([d], {"a.md": "one\nthe old line\n"}))
+    assert "2 | the old line" in before
+    assert render(Report([d], {"a.md": "one\nthe old line\n"})) == before
+    after = render(Report([d], {"a.md": "one\nthe new line\n"}))
+    assert "2 | the new line" in after and "old" not in after
+    assert "\x1b[" in render(Report([d], {"a.md": "one\nthe new line\n"}, color=True))
+    assert "2 |" not in render(Report([d], {}))
