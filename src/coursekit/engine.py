@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from coursekit import suppress
-from coursekit.diagnostics import Diagnostic
+from coursekit.diagnostics import ORDER, Diagnostic
 from coursekit.load import LoadResult, load_course
 from coursekit.load.listing import KnownTree
 from coursekit.load.reader import Models
@@ -179,5 +179,5 @@ def check_loaded(
     ]
     diagnostics += run_rules(ctx)
     diagnostics = suppress.apply(diagnostics, loaded.course.texts, project.config)
-    diagnostics = sorted(set(narrow(diagnostics, paths)))
+    diagnostics = sorted(set(narrow(diagnostics, paths)), key=ORDER)
     return CheckResult(course=loaded.course, diagnostics=diagnostics)

@@ -128,6 +128,8 @@ class ResidentCourse:
             quick = self._patched(changes)
             if quick is not None:
                 self.patches += 1
+                if self._lessons[0] is self.loaded:  # a patch keeps every lesson's path
+                    self._lessons = (quick, self._lessons[1])
                 self._drop()  # (the new course carries what it keeps of the derived facts)
                 self.loaded = quick
                 return quick
