@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
+from coursekit import memo
 from coursekit.memo import ByIdentity
+
+
+@pytest.fixture(autouse=True)
+def remembering(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memo, "REMEMBERING", True)
 
 
 def test_the_same_object_is_not_worked_out_again_an_equal_one_is() -> None:
@@ -36,3 +44,15 @@ def test_past_its_limit_it_forgets() -> None:
         memo.get(subject, int, n)  # int(): 0, whatever n
     assert memo.get(kept[0], lambda: 99, 0) == 99  # forgotten when the third came
     assert memo.get(kept[2], lambda: 99, 2) == 0
+
+
+def test_a_one_shot_process_remembers_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memo, "REMEMBERING", False)
+    held: ByIdentity[int] = ByIdentity(10)
+    subject = object()
+    assert held.get(subject, lambda: 1) == 1
+    assert held.get(subject, lambda: 2) == 2
+    assert held._held == {}
+    monkeypatch.setattr(memo, "REMEMBERING", True)
+    assert held.get(subject, lambda: 3) == 3
+    assert held.get(subject, lambda: 4) == 3

@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from coursekit import memo
 from coursekit.cache import DiskStore, Layered
 from coursekit.cache_pack import TEXTS, PackedStore
 from coursekit.commands import check as check_command
@@ -45,6 +46,7 @@ class ResidentCourse:
     """The course of one project, loaded once and kept up to date (`run` is the `check`)."""
 
     def __init__(self, project: Project) -> None:
+        memo.remember()  # every run checks this course again
         # one spelling, the watch's and the loader's (`--course ../x/course` has a `..` in it)
         self.course_dir = Path(os.path.normpath(project.course_dir.absolute()))
         self.root = Path(os.path.normpath(project.root.absolute()))

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from coursekit import memo
 from coursekit.exec import Job, Limits
 from coursekit.load import load_course
 from coursekit.rules import _programs
@@ -21,6 +22,11 @@ def target() -> _programs.Target:
     found = [t for t in _programs.targets(course) if _programs._runnable(t)]
     assert found
     return found[0]
+
+
+@pytest.fixture(autouse=True)
+def remembering(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memo, "REMEMBERING", True)  # as the daemon and the language server do
 
 
 def _job(target: _programs.Target) -> Job:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coursekit import memo
 from coursekit.cache import Layered
 from coursekit.cache_tree import stamp_is_racy
 from coursekit.diagnostics import Diagnostic
@@ -52,6 +53,7 @@ class CourseState:
     """The project, its open buffers and the latest snapshot (thread-safe: runs in a worker)."""
 
     def __init__(self, project: Project, store: ResultStore | None = None) -> None:
+        memo.remember()  # every edit checks this course again
         self.project = project
         # Verdicts (sympy, programs) are kept across edits: an unchanged claim is not re-run.
         self.store: ResultStore = store if store is not None else MemoryStore()
