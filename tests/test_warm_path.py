@@ -642,3 +642,20 @@ def test_the_shells_last_command_is_not_in_the_key(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("NO_COLOR", "1")
     assert warm.key_material(["check"]) != plain
     assert warm.key_material(["check", "--format", "json"]) != warm.key_material(["check"])
+
+
+def test_no_process_to_spare_compares_the_halves_one_after_the_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(warm, "FORK_FROM", 200)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+
+    def no_fork() -> int:
+        raise BlockingIOError("fork: resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    paths = _files_changed_in_order(tmp_path, 600)[::-1]
+    parts = warm.parts_of(paths, warm.stamps(paths))
+    assert warm.unchanged(parts)
+    Path(os.fsdecode(paths[500])).write_text("edited")  # in the half a child would compare
+    assert not warm.unchanged(parts)
