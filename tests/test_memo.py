@@ -48,11 +48,13 @@ def test_past_its_limit_it_forgets() -> None:
 
 def test_a_one_shot_process_remembers_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(memo, "REMEMBERING", False)
+    assert not memo.remembering()
     held: ByIdentity[int] = ByIdentity(10)
     subject = object()
     assert held.get(subject, lambda: 1) == 1
     assert held.get(subject, lambda: 2) == 2
     assert held._held == {}
     monkeypatch.setattr(memo, "REMEMBERING", True)
+    assert memo.remembering()
     assert held.get(subject, lambda: 3) == 3
     assert held.get(subject, lambda: 4) == 3

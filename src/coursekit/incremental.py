@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from coursekit.diagnostics import Diagnostic, Severity
-from coursekit.memo import ByIdentity
+from coursekit.memo import ByIdentity, remembering
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules import Context, Rule
 from coursekit.rules.facts import (
@@ -154,7 +154,7 @@ class _Plan:
             def work(chapter: Chapter = chapter, stored: Any = stored) -> _Part:
                 return _part(course, chapter, stored, rules, by_facts)
 
-            if isinstance(stored, dict):
+            if isinstance(stored, dict) and remembering():
                 inputs = [
                     chapter_digest(course, chapter),
                     *(fact(course, n, chapter) for n in read),

@@ -30,6 +30,12 @@ def remember() -> None:
     REMEMBERING = True
 
 
+def remembering() -> bool:
+    """Whether memos remember in this process (a caller whose `also` costs work to gather
+    skips it when they do not)."""
+    return REMEMBERING
+
+
 class ByIdentity(Generic[V]):
     """`compute()`'s value for `subject`, remembered while `subject` is this very object and
     the values `also` depends on are equal to those it was worked out with."""
