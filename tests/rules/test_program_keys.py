@@ -29,16 +29,11 @@ def remembering(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(memo, "REMEMBERING", True)  # as the daemon and the language server do
 
 
-def _job(target: _programs.Target) -> Job:
-    assert target.program.source is not None
-    return Job(target.manifest_path, target.program.source, target.program.path)
-
-
 def test_the_same_program_is_hashed_once(
     target: _programs.Target, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     limits = Limits()
-    first = _programs._key(target, lambda: _job(target), limits)
+    first = _programs._key(target, limits)
     hashed: list[Any] = []
 
     def fingerprint(self: Job, limits: Limits) -> str:
@@ -46,23 +41,23 @@ def test_the_same_program_is_hashed_once(
         return "x"
 
     monkeypatch.setattr(Job, "fingerprint", fingerprint)
-    assert _programs._key(target, lambda: _job(target), limits) == first
+    assert _programs._key(target, limits) == first
     assert hashed == []
 
 
 def test_another_source_limits_or_solution_is_hashed_anew(target: _programs.Target) -> None:
     limits = Limits()
-    first = _programs._key(target, lambda: _job(target), limits)
-    assert _programs._key(target, lambda: _job(target), Limits(wall_s=limits.wall_s + 1)) != first
+    first = _programs._key(target, limits)
+    assert _programs._key(target, Limits(wall_s=limits.wall_s + 1)) != first
     program = target.program
     source = program.source
     assert source is not None
     try:
         program.source = source + "\n# edited\n"
-        assert _programs._key(target, lambda: _job(target), limits) != first
+        assert _programs._key(target, limits) != first
     finally:
         program.source = source
-    assert _programs._key(target, lambda: _job(target), limits) == first
+    assert _programs._key(target, limits) == first
     other = target.meta.solution.model_copy(update={"atol": 123.0})
     moved = _programs.Target(
         target.kind,
@@ -72,4 +67,4 @@ def test_another_source_limits_or_solution_is_hashed_anew(target: _programs.Targ
         target.meta.model_copy(update={"solution": other}),
         program,
     )
-    assert _programs._key(moved, lambda: _job(moved), limits) != first
+    assert _programs._key(moved, limits) != first

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -139,7 +138,7 @@ def _todo(ctx: Context) -> _Todo:
 
 
 def _sort_out(ctx: Context) -> _Todo:
-    from coursekit.exec import Job, Limits
+    from coursekit.exec import Limits
 
     config = ctx.config.limits
     limits = Limits(
@@ -152,18 +151,24 @@ def _sort_out(ctx: Context) -> _Todo:
     for target in targets(ctx.course):
         if not _runnable(target):
             continue
-        assert target.program.source is not None
-        job = partial(Job, target.manifest_path, target.program.source, target.program.path)
-        key = _key(target, job, limits)
+        key = _key(target, limits)
         cached = ctx.store.get(NAMESPACE, key)
         if isinstance(cached, dict):
             todo.known[target.manifest_path] = _VERDICTS.get(
                 cached, partial(Verdict.from_json, cached)
             )
         else:
-            todo.jobs.append(job())
+            todo.jobs.append(_job(target))
             todo.keys[target.manifest_path] = key
     return todo
+
+
+def _job(target: Target) -> Any:
+    """The target's coursekit.exec.Job (a runnable one: its program has a source)."""
+    from coursekit.exec import Job
+
+    assert target.program.source is not None
+    return Job(target.manifest_path, target.program.source, target.program.path)
 
 
 # Verdicts read from the store, by the identity of the stored value (kept in memory by a
@@ -178,16 +183,15 @@ _VERDICTS: ByIdentity[Verdict] = ByIdentity(100_000)
 _KEYS: ByIdentity[str] = ByIdentity(100_000)
 
 
-def _key(target: Target, job: Callable[[], Any], limits: Any) -> str:
-    """The store key of a target's verdict: its program, its limits, the published solution
-    (`job` makes its coursekit.exec.Job, only when the key is not known)."""
+def _key(target: Target, limits: Any) -> str:
+    """The store key of a target's verdict: its program, its limits, the published solution."""
     program, solution = target.program, target.solution
 
     def compute() -> str:
         published = json.dumps(
             [solution.value, solution.rtol, solution.atol], sort_keys=True, default=str
         )
-        return f"{job().fingerprint(limits)}:{published}"
+        return f"{_job(target).fingerprint(limits)}:{published}"
 
     return _KEYS.get(program, compute, program.source, program.path, solution, limits)
 
