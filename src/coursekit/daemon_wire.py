@@ -131,7 +131,9 @@ def lookup() -> tuple[str, str, int] | None:
     if not warm.replayable(argv):
         return None
     # The key (~50 µs, which the warm path then works out again) only where a daemon may be.
-    folders = [f for f in warm.candidates(argv, os.getcwd()) if _lexists(f, FOLDER)]
+    folders = [
+        f for f in warm.candidates(argv, os.getcwd()) if os.path.lexists(os.path.join(f, FOLDER))
+    ]
     if not folders:
         return None
     key = warm.key_material()
@@ -165,11 +167,3 @@ def replay() -> None:
     except Exception:
         return
     warm.emit(out, code, err)
-
-
-def _lexists(folder: str, below: str) -> bool:
-    try:
-        os.lstat(os.path.join(folder, below))
-    except OSError:
-        return False
-    return True
