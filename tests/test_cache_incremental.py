@@ -24,7 +24,7 @@ from coursekit.store import MemoryStore
 from helpers import SharedVerdicts
 
 BUNDLED = Path(__file__).resolve().parent.parent / "course"
-OPTIONS = Options(exec=False, formulas=False)  # the verdict families are not per-chapter yet
+OPTIONS = Options(exec=False, formulas=False)  # no sympy, no programs: the verdict tests add them
 BOOK0 = "0/book.yaml"
 LINKED_BY_TWO = "Vectors, matrices and the matrix product"  # 0.LA.01: linked by I.1 and I.2
 
@@ -506,3 +506,83 @@ def test_support_of_a_proposition_is_read_from_each_chapters_summary(
     assert read == ["II.2"]  # the other chapters' summaries were kept
     assert not [d for d in found if d.code == "CK405" and "Prop. 1 " in d.message]
     assert found == _full(course)
+
+
+# Rules still run on the whole course -----------------------------------------------------------
+
+# What every edit still runs course-wide: the comparisons across chapters, each reading every
+# chapter through its kept summary (`facts.summary`), never a chapter's files.
+COMPARISONS = {"CK201", "CK405"}
+WITH_PROGRAMS = Options(exec=True, formulas=False)
+
+
+@pytest.fixture
+def whole(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The codes of the rules run over the whole course (not declared `per_chapter`), in order."""
+    ran: list[str] = []
+    for code, rule in list(REGISTRY.items()):
+        if rule.per_chapter is not None or rule.check is None:
+            continue
+
+        def counting(ctx: Context, _check: Any = rule.check, _code: str = code) -> Any:
+            ran.append(_code)
+            yield from _check(ctx)
+
+        monkeypatch.setitem(REGISTRY, code, replace(rule, check=counting))
+    return ran
+
+
+def test_every_rule_is_kept_per_chapter_but_the_comparisons() -> None:
+    course_wide = {c for c, r in REGISTRY.items() if r.check is not None and r.per_chapter is None}
+    assert course_wide == COMPARISONS
+
+
+def _with_programs(course: Path, store: MemoryStore | None = None) -> list[Diagnostic]:
+    return check(_project(course), options=WITH_PROGRAMS, store=store or JsonStore()).diagnostics
+
+
+def test_a_lesson_edit_re_runs_its_chapter_and_the_comparisons_only(
+    course: Path, calls: Any, whole: list[str]
+) -> None:
+    """With the programs run: the problem (CK9xx), owed (CK70x), reading (CK608, CK707) and
+    naming (CK108, CK111, CK302) rules re-run on the edited chapter alone."""
+    store = JsonStore()
+    _with_programs(course, store)
+    lesson = course / LESSON
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\nOne more sentence.\n", "utf-8")
+    calls.clear()
+    whole.clear()
+    found = _with_programs(course, store)
+    assert set(whole) <= COMPARISONS
+    for code in ("CK901", "CK907", "CK701", "CK706", "CK608", "CK707", "CK108", "CK111", "CK302"):
+        assert calls[code] == [{"II.2"}], code
+    assert found == _with_programs(course)
+
+
+def test_a_problem_edit_re_judges_its_chapter_only(course: Path, calls: Any) -> None:
+    store = JsonStore()
+    first = _with_programs(course, store)
+    assert "CK907" not in {d.code for d in first}
+    problem = course / "II/2-from-recurrence-to-attention/problems/crossing-with-narrow-keys"
+    manifest = problem / "problem.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    assert text.count("  value: 1024\n") == 1
+    manifest.write_text(text.replace("  value: 1024\n", "  value: 1025\n"), "utf-8")
+    calls.clear()
+    found = _with_programs(course, store)
+    assert calls["CK907"] == [{"II.2"}]
+    assert any(d.code == "CK907" and "crossing-with-narrow-keys" in d.path for d in found)
+    assert found == _with_programs(course)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_random_edits_with_programs_give_what_a_full_run_gives(course: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    vocabulary = sorted(
+        {w for p in course.rglob("*.yaml") for w in WORD.findall(p.read_text(encoding="utf-8"))}
+    )
+    store = JsonStore()
+    _with_programs(course, store)
+    for _ in range(4):
+        _random_edit(rng, course, vocabulary)
+        assert _with_programs(course, store) == _with_programs(course)

@@ -18,6 +18,7 @@ from coursekit.memo import ByIdentity
 from coursekit.model.documents import Solution
 from coursekit.model.tree import Chapter, Course, Program
 from coursekit.rules.base import Context
+from coursekit.rules.facts import unsteady
 from coursekit.rules.outcomes import program_outcome
 
 NAMESPACE = "exec"
@@ -79,16 +80,13 @@ class Verdict:
 
 
 def targets(course: Course) -> list[Target]:
-    """Every program there is to run: problems', and computed exercises' (listed once per run:
-    the family's nine rules each walk them)."""
-    return course.derive((NAMESPACE, "targets"), lambda: _targets(course))
+    """Every program there is to run: problems', and computed exercises'."""
+    return [target for chapter in course.chapters.values() for target in chapter_targets(chapter)]
 
 
-def _targets(course: Course) -> list[Target]:
-    found: list[Target] = []
-    for chapter in course.chapters.values():
-        found += _CHAPTER_TARGETS.get(chapter, partial(_of_chapter, chapter))
-    return found
+def chapter_targets(chapter: Chapter) -> list[Target]:
+    """The programs of one chapter (the family's rules are kept per chapter)."""
+    return _CHAPTER_TARGETS.get(chapter, partial(_of_chapter, chapter))
 
 
 # A chapter's targets, by its identity: a long-lived process keeps the chapters an edit did not
@@ -124,20 +122,38 @@ def _runnable(target: Target) -> bool:
 
 @dataclass
 class _Todo:
-    """The verdicts the store knows, and the programs still to run (with their store keys)."""
+    """Of some chapters' programs: the verdicts the store knows, and the programs still to run
+    (with their store keys)."""
 
+    chapters: list[str]
+    targets: dict[str, Target]  # manifest path -> every runnable target of those chapters
     known: dict[str, Verdict]
     jobs: list[Any]  # coursekit.exec.Job
     keys: dict[str, str]
     limits: Any  # coursekit.exec.Limits
 
 
-def _todo(ctx: Context) -> _Todo:
-    """Computed once per run: by `start_early` when it is called, else by the first rule."""
-    return ctx.course.derive((NAMESPACE, "todo"), lambda: _sort_out(ctx))
+# Each chapter's verdicts, once judged in this run (the course's derived view of that name).
+_JUDGED = (NAMESPACE, "judged")
+_EARLY = (NAMESPACE, "early")
 
 
-def _sort_out(ctx: Context) -> _Todo:
+def verdicts(ctx: Context) -> dict[str, Verdict]:
+    """Each runnable target's verdict in the chapters `ctx` checks, keyed by its manifest path.
+
+    A chapter's programs are judged once per run, when a rule first asks for that chapter's:
+    a run that re-checks one chapter runs (or looks up) that chapter's programs alone."""
+    judged: dict[str, dict[str, Verdict]] = ctx.course.derive(_JUDGED, dict)
+    missing = [chapter for chapter in ctx.chapters() if chapter.id not in judged]
+    if missing:
+        _judge(ctx, missing, judged)
+    found: dict[str, Verdict] = {}
+    for chapter in ctx.chapters():
+        found.update(judged[chapter.id])
+    return found
+
+
+def _sort_out(ctx: Context, chapters: list[Chapter]) -> _Todo:
     from coursekit.exec import Limits
 
     config = ctx.config.limits
@@ -147,10 +163,11 @@ def _sort_out(ctx: Context) -> _Todo:
         memory_mb=int(config.exec_memory_mb),
         output_kb=int(config.exec_output_kb),
     )
-    todo = _Todo({}, [], {}, limits)
-    for target in targets(ctx.course):
+    todo = _Todo([c.id for c in chapters], {}, {}, [], {}, limits)
+    for target in (t for chapter in chapters for t in chapter_targets(chapter)):
         if not _runnable(target):
             continue
+        todo.targets[target.manifest_path] = target
         key = _key(target, limits)
         cached = ctx.store.get(NAMESPACE, key)
         if isinstance(cached, dict):
@@ -201,18 +218,20 @@ def _parallel(ctx: Context, jobs: int) -> int:
 
 
 def start_early(ctx: Context) -> None:
-    """Run the programs now, in the background, if programs will run in this check.
+    """Run the programs of the chapters `ctx` checks now, in the background, if programs will
+    run in this check.
 
     A server takes a few hundred milliseconds to start (a fresh interpreter importing numpy),
     and the programs then take their own time: called before other long work (the sympy
     checks, during which this process only waits), both overlap that work instead of
-    following it. Nothing starts when every program's verdict is in the store.
+    following it. Nothing starts when every program's verdict is in the store, nor twice.
     """
-    if not ctx.options.exec or not _selected(ctx):
+    if not ctx.options.exec or not _selected(ctx) or _EARLY in ctx.course.derived:
         return
-    todo = _todo(ctx)
+    judged: dict[str, dict[str, Verdict]] = ctx.course.derive(_JUDGED, dict)
+    todo = _sort_out(ctx, [c for c in ctx.chapters() if c.id not in judged])
     if todo.jobs:
-        ctx.course.derive((NAMESPACE, "early"), lambda: _Early(ctx, todo))
+        ctx.course.derive(_EARLY, lambda: _Early(ctx, todo))
 
 
 def _selected(ctx: Context) -> bool:
@@ -232,6 +251,8 @@ class _Early:
 
     def __init__(self, ctx: Context, todo: _Todo) -> None:
         from coursekit.exec import Runner
+
+        self.todo = todo
 
         # One server while the sympy work runs (its workers have the other cores), all of them
         # once the programs are waited for: two servers beside two sympy workers on two cores
@@ -271,36 +292,51 @@ def _run_programs(ctx: Context, todo: _Todo, runner: Any = None) -> list[Any]:
     )
 
 
-def _run(ctx: Context) -> dict[str, Verdict]:
+def _judge(ctx: Context, chapters: list[Chapter], judged: dict[str, dict[str, Verdict]]) -> None:
+    """Judge the chapters' programs into `judged`: the background run's first, if one was
+    started, then what is still missing."""
+    early = ctx.course.derived.pop(_EARLY, None)
+    if isinstance(early, _Early):
+        _record(ctx, early.todo, early.outcomes(), judged)
+    missing = [chapter for chapter in chapters if chapter.id not in judged]
+    if missing:
+        _record(ctx, _sort_out(ctx, missing), None, judged)
+
+
+def _record(
+    ctx: Context, todo: _Todo, outcomes: list[Any] | None, judged: dict[str, dict[str, Verdict]]
+) -> None:
+    """The todo's verdicts, by chapter, into `judged` (its programs run now unless `outcomes`
+    holds theirs); what may be kept goes into the store."""
     from coursekit.exec import sandbox_note
 
-    todo = _todo(ctx)
     result = dict(todo.known)
-    if not todo.jobs:
-        return result
-    early = ctx.course.derived.pop((NAMESPACE, "early"), None)
-    outcomes = early.outcomes() if isinstance(early, _Early) else None
-    if outcomes is None:
-        outcomes = _run_programs(ctx, todo)
-    notes = ctx.options.notes
-    if notes is not None and (note := sandbox_note(outcomes)):
-        notes.append(note)
-    by_path = {t.manifest_path: t for t in targets(ctx.course)}
-    for outcome in outcomes:
-        target = by_path[outcome.key]
-        verdict = _judge(target, outcome)
-        result[target.manifest_path] = verdict
-        key = todo.keys[target.manifest_path]
-        # The table says what may be kept: timeouts and crashes (a killed worker, and every
-        # runner failure, which the runner reports as crashed) are not facts about the program.
-        if program_outcome(verdict.status).kept:
-            ctx.store.put(NAMESPACE, key, verdict.to_json())
-        else:
-            ctx.store.decline(NAMESPACE, key, f"{target.name}: {verdict.status}")
-    return result
+    if todo.jobs:
+        if outcomes is None:
+            outcomes = _run_programs(ctx, todo)
+        notes = ctx.options.notes
+        if notes is not None and (note := sandbox_note(outcomes)):
+            notes.append(note)
+        for outcome in outcomes:
+            target = todo.targets[outcome.key]
+            verdict = _verdict(target, outcome)
+            result[target.manifest_path] = verdict
+            key = todo.keys[target.manifest_path]
+            # The table says what may be kept: timeouts and crashes (a killed worker, and every
+            # runner failure, which the runner reports as crashed) are not facts about the
+            # program, nor what its chapter's rules find from them.
+            if program_outcome(verdict.status).kept:
+                ctx.store.put(NAMESPACE, key, verdict.to_json())
+            else:
+                ctx.store.decline(NAMESPACE, key, f"{target.name}: {verdict.status}")
+                unsteady(ctx.course, target.chapter_id)
+    for chapter_id in todo.chapters:
+        judged[chapter_id] = {}
+    for path, verdict in result.items():
+        judged[todo.targets[path].chapter_id][path] = verdict
 
 
-def _judge(target: Target, outcome: Any) -> Verdict:
+def _verdict(target: Target, outcome: Any) -> Verdict:
     from coursekit.exec import compare
 
     status = str(outcome.status)

@@ -57,7 +57,7 @@ def apparatus_unresolved(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK302", "apparatus-not-book0")
+@rule("CK302", "apparatus-not-book0", per_chapter=("chapter_ids",), course_part=True)
 def apparatus_not_book0(ctx: Context) -> Iterator[Finding]:
     """Apparatus lives in Book 0 only: an entry declared in another book, or a link to a chapter.
 
@@ -71,7 +71,7 @@ def apparatus_not_book0(ctx: Context) -> Iterator[Finding]:
         apparatus: [{id: 0.LA.03}]
     """
     course = ctx.course
-    for book_id, book in course.books.items():
+    for book_id, book in course.books.items() if ctx.course_part else ():
         if book_id == APPARATUS_BOOK:
             continue
         for index, entry in enumerate(book.manifest.apparatus):
@@ -80,7 +80,7 @@ def apparatus_not_book0(ctx: Context) -> Iterator[Finding]:
                 f"apparatus entry '{entry.id}' is declared in book {book_id}; "
                 "only Book 0 (0/book.yaml) holds the apparatus",
             )
-    for chapter in course.chapters.values():
+    for chapter in ctx.chapters():
         for index, link in enumerate(chapter.manifest.apparatus):
             if link.id in course.chapters:
                 yield Finding(

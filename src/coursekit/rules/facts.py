@@ -169,7 +169,7 @@ def carried_past_manifests(derived: dict[object, object]) -> dict[object, object
 
 
 # The facts that read of a book manifest its id and its chapters' list alone, if anything.
-BOOK_FIELDS_UNREAD = ("chapter_ids", "chapter_summaries", "course_notation")
+BOOK_FIELDS_UNREAD = ("chapter_ids", "chapter_summaries", "course_ladder", "course_notation")
 
 
 def _holds_past_manifests(key: object) -> bool:
@@ -283,6 +283,25 @@ def course_notation(course: Course, chapter: Chapter) -> str:
     )
 
 
+def course_ladder(course: Course, chapter: Chapter) -> str:
+    """course.yaml's strands and maturity ladder (every field), and where course.yaml is."""
+    manifest = course.manifest
+    return course.derive(
+        (*_MANIFESTS, "course_ladder"),
+        lambda: digest(
+            [
+                course.manifest_path,
+                None
+                if manifest is None
+                else [
+                    [e.model_dump_json() for e in manifest.strands],
+                    [e.model_dump_json() for e in manifest.maturity],
+                ],
+            ]
+        ),
+    )
+
+
 def chapter_ids(course: Course, chapter: Chapter) -> str:
     """The ids of every chapter that loaded."""
     return course.derive((*_MANIFESTS, "chapter_ids"), lambda: digest(sorted(course.chapters)))
@@ -340,6 +359,7 @@ FACTS: dict[str, Fact] = {
     "book0_linked": book0_linked,
     "chapter_ids": chapter_ids,
     "chapter_summaries": chapter_summaries,
+    "course_ladder": course_ladder,
     "course_notation": course_notation,
     "notation_tables": notation_tables,
 }

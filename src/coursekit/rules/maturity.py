@@ -27,6 +27,7 @@ from coursekit.rules._broken import chapter_incomplete
 from coursekit.rules._displays import settled
 from coursekit.rules.base import Context, Finding, rule
 from coursekit.rules.coverage import coverage
+from coursekit.rules.facts import unsteady
 
 # The problem family runs the programs once per check and memoises the verdicts.
 from coursekit.rules.problems import problem_confirmed
@@ -56,8 +57,14 @@ def owed_of(ctx: Context, chapter_ids: list[str] | None = None) -> CourseOwed:
     return replace(owed, chapters=chapters)
 
 
+# What a published chapter owes reads, besides its own files and its programs' verdicts.
+_OWED_FACTS = ("course_ladder", "apparatus_linked")
+
+
 def _published(ctx: Context) -> Iterator[tuple[Chapter, ChapterOwed]]:
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
+        if ctx.options.problem_confirmed is not None:
+            unsteady(ctx.course, chapter.id)  # a hook's verdicts are no fact to keep
         # what did not load cannot be counted (its CK1xx error says why): no owed echo of it
         if chapter.manifest.status == "published" and not chapter_incomplete(chapter):
             yield chapter, chapter_owed(ctx.course, chapter, confirmed_by(ctx))
@@ -78,7 +85,7 @@ def _deficits(ctx: Context, count: str, key: str, what: str) -> Iterator[Finding
             )
 
 
-@rule("CK701", "published-strand-owed")
+@rule("CK701", "published-strand-owed", per_chapter=_OWED_FACTS)
 def published_strand_owed(ctx: Context) -> Iterator[Finding]:
     """A published chapter has fewer written lessons in a strand than its maturity requires.
 
@@ -102,7 +109,7 @@ def published_strand_owed(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK702", "published-problems-owed")
+@rule("CK702", "published-problems-owed", per_chapter=_OWED_FACTS)
 def published_problems_owed(ctx: Context) -> Iterator[Finding]:
     """A published chapter has fewer worked problems than its maturity requires.
 
@@ -120,7 +127,7 @@ def published_problems_owed(ctx: Context) -> Iterator[Finding]:
     yield from _deficits(ctx, "problems", "problems", "worked problems")
 
 
-@rule("CK703", "published-variants-owed")
+@rule("CK703", "published-variants-owed", per_chapter=_OWED_FACTS)
 def published_variants_owed(ctx: Context) -> Iterator[Finding]:
     """A published chapter's written problems cover fewer distinct variants than required.
 
@@ -135,7 +142,7 @@ def published_variants_owed(ctx: Context) -> Iterator[Finding]:
     yield from _deficits(ctx, "variants", "problems", "distinct problem variants")
 
 
-@rule("CK704", "published-exercises-owed")
+@rule("CK704", "published-exercises-owed", per_chapter=_OWED_FACTS)
 def published_exercises_owed(ctx: Context) -> Iterator[Finding]:
     """A published chapter has fewer exercises (with published solutions) than required.
 
@@ -151,7 +158,7 @@ def published_exercises_owed(ctx: Context) -> Iterator[Finding]:
     yield from _deficits(ctx, "exercises", "exercises", "exercises")
 
 
-@rule("CK705", "published-apparatus-planned")
+@rule("CK705", "published-apparatus-planned", per_chapter=_OWED_FACTS)
 def published_apparatus_planned(ctx: Context) -> Iterator[Finding]:
     """A published chapter links a Book 0 entry that is only planned (owed content).
 
@@ -172,7 +179,7 @@ def published_apparatus_planned(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-@rule("CK706", "published-stub")
+@rule("CK706", "published-stub", per_chapter=())
 def published_stub(ctx: Context) -> Iterator[Finding]:
     """A published chapter lists a lesson, problem or exercise still marked `status: stub`.
 
@@ -192,7 +199,7 @@ def published_stub(ctx: Context) -> Iterator[Finding]:
         strand: mathematics
         ---
     """
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
         if chapter.manifest.status != "published":
             continue
         for path, meta in stubs_of(chapter):

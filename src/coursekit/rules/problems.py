@@ -19,11 +19,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from coursekit.model.base import Location
+from coursekit.rules import _programs
 from coursekit.rules._programs import (
     NAMESPACE,
     Target,
     Verdict,
-    _run,
+    chapter_targets,
     start_early,
     targets,
 )
@@ -32,10 +33,16 @@ from coursekit.rules.outcomes import program_outcome
 
 
 def verdicts(ctx: Context) -> dict[str, Verdict]:
-    """Each runnable target's verdict (keyed by its manifest path), computed once per run."""
+    """Each runnable target's verdict in the chapters `ctx` checks (keyed by its manifest
+    path); each chapter's programs are judged once per run."""
     if not ctx.options.exec:
         return {}
-    return ctx.course.derive(NAMESPACE, lambda: _run(ctx))
+    return _programs.verdicts(ctx)
+
+
+def _checked(ctx: Context) -> list[Target]:
+    """The programs of the chapters `ctx` checks."""
+    return [target for chapter in ctx.chapters() for target in chapter_targets(chapter)]
 
 
 def problem_confirmed(ctx: Context, manifest_path: str) -> bool | None:
@@ -55,7 +62,7 @@ def _by_outcome(ctx: Context) -> dict[str, list[tuple[Target, Verdict]]]:
     def sort_out() -> dict[str, list[tuple[Target, Verdict]]]:
         results = verdicts(ctx)
         by_code: dict[str, list[tuple[Target, Verdict]]] = {}
-        for target in targets(ctx.course):
+        for target in _checked(ctx):
             verdict = results.get(target.manifest_path)
             if verdict is None:
                 continue
@@ -64,7 +71,7 @@ def _by_outcome(ctx: Context) -> dict[str, list[tuple[Target, Verdict]]]:
                 by_code.setdefault(code, []).append((target, verdict))
         return by_code
 
-    return ctx.course.derive((NAMESPACE, "by outcome"), sort_out)
+    return ctx.course.derive((NAMESPACE, "by outcome", ctx.only), sort_out)
 
 
 def _at_program(target: Target, verdict: Verdict) -> Location:
@@ -76,7 +83,7 @@ def _at_program(target: Target, verdict: Verdict) -> Location:
     return where
 
 
-@rule("CK901", "program-error")
+@rule("CK901", "program-error", per_chapter=())
 def program_error(ctx: Context) -> Iterator[Finding]:
     """A worked problem's (or exercise's) program raised an exception, or does not compile.
 
@@ -93,7 +100,7 @@ def program_error(ctx: Context) -> Iterator[Finding]:
         yield Finding(_at_program(target, verdict), f"{target.name}: the program {verdict.message}")
 
 
-@rule("CK902", "program-timeout")
+@rule("CK902", "program-timeout", per_chapter=())
 def program_timeout(ctx: Context) -> Iterator[Finding]:
     """A program ran past its time limit (wall clock or CPU; `exec-seconds`, default 10).
 
@@ -109,7 +116,7 @@ def program_timeout(ctx: Context) -> Iterator[Finding]:
         yield Finding(_at_program(target, verdict), f"{target.name}: {verdict.message}")
 
 
-@rule("CK903", "program-memory")
+@rule("CK903", "program-memory", per_chapter=())
 def program_memory(ctx: Context) -> Iterator[Finding]:
     """A program ran out of its memory (address space; `exec-memory-mb`, default 1024).
 
@@ -124,7 +131,7 @@ def program_memory(ctx: Context) -> Iterator[Finding]:
         yield Finding(_at_program(target, verdict), f"{target.name}: {verdict.message}")
 
 
-@rule("CK904", "program-output")
+@rule("CK904", "program-output", per_chapter=())
 def program_output(ctx: Context) -> Iterator[Finding]:
     """A program printed more than its output limit (`exec-output-kb`, default 1024), or
     returned a value too large to send back.
@@ -141,7 +148,7 @@ def program_output(ctx: Context) -> Iterator[Finding]:
         yield Finding(_at_program(target, verdict), f"{target.name}: {verdict.message}")
 
 
-@rule("CK905", "program-no-result")
+@rule("CK905", "program-no-result", per_chapter=())
 def program_no_result(ctx: Context) -> Iterator[Finding]:
     """A program ended without a result: it has no `solve()`, it exited (`sys.exit`,
     `os._exit`) before `solve()` returned, or `solve()` returned something that is not data
@@ -158,7 +165,7 @@ def program_no_result(ctx: Context) -> Iterator[Finding]:
         yield Finding(_at_program(target, verdict), f"{target.name}: {verdict.message}")
 
 
-@rule("CK906", "program-crashed")
+@rule("CK906", "program-crashed", per_chapter=())
 def program_crashed(ctx: Context) -> Iterator[Finding]:
     """A program's process died of a signal (a segmentation fault, an abort), or the runner
     could not run it.
@@ -175,7 +182,7 @@ def program_crashed(ctx: Context) -> Iterator[Finding]:
         yield Finding(_at_program(target, verdict), f"{target.name}: {verdict.message}")
 
 
-@rule("CK907", "solution-mismatch")
+@rule("CK907", "solution-mismatch", per_chapter=())
 def solution_mismatch(ctx: Context) -> Iterator[Finding]:
     """The program's result disagrees with the published solution (both are shown).
 
@@ -188,7 +195,7 @@ def solution_mismatch(ctx: Context) -> Iterator[Finding]:
         solution: {value: 26214400}
     """
     results = verdicts(ctx)
-    for target in targets(ctx.course):
+    for target in _checked(ctx):
         verdict = results.get(target.manifest_path)
         if verdict is not None and program_outcome(verdict.status).code == "CK907":
             yield Finding(
@@ -198,7 +205,7 @@ def solution_mismatch(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK908", "solution-not-checkable")
+@rule("CK908", "solution-not-checkable", per_chapter=())
 def solution_not_checkable(ctx: Context) -> Iterator[Finding]:
     """A worked problem, or an exercise with a program, publishes no `solution.value` for the
     program to confirm (a worded `text:` answer alone cannot be checked).
@@ -210,7 +217,7 @@ def solution_not_checkable(ctx: Context) -> Iterator[Finding]:
         program: solution.py
         solution: {value: 26214400}
     """
-    for target in targets(ctx.course):
+    for target in _checked(ctx):
         if target.solution.value is None:
             yield Finding(
                 target.meta.key_loc("solution"),
@@ -218,7 +225,7 @@ def solution_not_checkable(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK909", "solution-tolerance")
+@rule("CK909", "solution-tolerance", per_chapter=())
 def solution_tolerance(ctx: Context) -> Iterator[Finding]:
     """A published tolerance is negative, or not a finite number.
 
@@ -227,7 +234,7 @@ def solution_tolerance(ctx: Context) -> Iterator[Finding]:
     Passes:
         solution: {value: 0.5, rtol: 1e-9}
     """
-    for target in targets(ctx.course):
+    for target in _checked(ctx):
         for key in ("rtol", "atol"):
             value = getattr(target.solution, key)
             if not value >= 0 or value == float("inf"):

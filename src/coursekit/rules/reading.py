@@ -17,7 +17,7 @@ _CITED = ("paper", "article", "book")
 
 
 def _incomplete(ctx: Context, published: bool) -> Iterator[tuple[Location, str]]:
-    for chapter in ctx.course.chapters.values():
+    for chapter in ctx.chapters():
         if (chapter.manifest.status == "published") != published:
             continue
         for lesson in chapter.lessons.values():
@@ -38,7 +38,7 @@ def _incomplete(ctx: Context, published: bool) -> Iterator[tuple[Location, str]]
                     )
 
 
-@rule("CK608", "reading-incomplete", Severity.WARNING)
+@rule("CK608", "reading-incomplete", Severity.WARNING, per_chapter=())
 def reading_incomplete(ctx: Context) -> Iterator[Finding]:
     """A paper, article or book in a draft chapter's reading list lacks a year or an identifier.
 
@@ -52,7 +52,7 @@ def reading_incomplete(ctx: Context) -> Iterator[Finding]:
         yield Finding(where, message)
 
 
-@rule("CK707", "published-reading-incomplete")
+@rule("CK707", "published-reading-incomplete", per_chapter=())
 def published_reading_incomplete(ctx: Context) -> Iterator[Finding]:
     """A paper, article or book in a published chapter's reading list lacks a year or an id.
 

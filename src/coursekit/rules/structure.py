@@ -282,7 +282,7 @@ def _duplicates_in_chapter(chapter: Chapter) -> Iterator[Finding]:
             )
 
 
-@rule("CK108", "id-misplaced")
+@rule("CK108", "id-misplaced", per_chapter=(), course_part=True)
 def id_misplaced(ctx: Context) -> Iterator[Finding]:
     """An id disagrees with where its file sits.
 
@@ -296,14 +296,13 @@ def id_misplaced(ctx: Context) -> Iterator[Finding]:
         # II/2-from-recurrence-to-attention/chapter.yaml
         id: II.2
     """
-    course = ctx.course
-    for book_id, book in course.books.items():
+    for book_id, book in ctx.course.books.items() if ctx.course_part else ():
         if book.manifest.id != book_id:
             yield Finding(
                 book.manifest.loc("id"),
                 f"book id '{book.manifest.id}' does not match its folder '{book_id}/'",
             )
-    for chapter in course.chapters.values():
+    for chapter in ctx.chapters():
         folder = chapter.dir.rsplit("/", 1)[-1]
         number = folder.split("-", 1)[0]
         expected = f"{chapter.book_id}.{number}"
@@ -315,7 +314,7 @@ def id_misplaced(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@rule("CK111", "unknown-name")
+@rule("CK111", "unknown-name", per_chapter=("course_ladder",), course_part=True)
 def unknown_name(ctx: Context) -> Iterator[Finding]:
     """A strand, maturity level or apparatus area that the course does not define.
 
@@ -332,6 +331,15 @@ def unknown_name(ctx: Context) -> Iterator[Finding]:
         return
     strands = [strand.id for strand in course.manifest.strands]
     levels = [level.id for level in course.manifest.maturity]
+    for chapter in ctx.chapters():
+        yield from _unknown_in_chapter(chapter, strands, levels)
+    if ctx.course_part:
+        yield from _unknown_in_tables(course, strands)
+
+
+def _unknown_in_tables(course: Course, strands: list[str]) -> Iterator[Finding]:
+    """Names course.yaml's ladder and Book 0's entries use that the course does not define."""
+    assert course.manifest is not None
     for index, level in enumerate(course.manifest.maturity):
         for strand in level.requires.strands:
             if strand not in strands:
@@ -350,8 +358,6 @@ def unknown_name(ctx: Context) -> Iterator[Finding]:
                     list(book.manifest.areas),
                     book.manifest.loc("apparatus", index, "id"),
                 )
-    for chapter in course.chapters.values():
-        yield from _unknown_in_chapter(chapter, strands, levels)
 
 
 def _unknown(kind: str, value: str, known: list[str], where: Location) -> Finding:
