@@ -169,3 +169,33 @@ def test_mismatch_in_a_mapping_points_at_its_entry(tmp_path: Path) -> None:
     found = only(exec_check(course), "CK907")
     assert found.line == line_of(course / PROBLEM, "grid: 4")
     assert "at ['grid']: expected 4, got 3" in found.message
+
+
+def test_verdicts_are_gathered_once_per_set_of_chapters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the owed rules ask for each problem's verdict; gathering every chapter's
+    verdicts anew for each ask made a course of published chapters quadratic."""
+    from dataclasses import replace
+
+    from coursekit.load import load_course
+    from coursekit.rules import _programs
+    from coursekit.rules.base import Context
+
+    project = find_project(copy_golden(tmp_path), tmp_path / "course")
+    loaded = load_course(project.course_dir, project.root, None)
+    ctx = Context(loaded.course, project.config, MemoryStore(), EXEC)
+    judged: list[list[str]] = []
+    real = _programs._judge
+
+    def counting(ctx_: Any, chapters: Any, into: Any) -> None:
+        judged.append([c.id for c in chapters])
+        real(ctx_, chapters, into)
+
+    monkeypatch.setattr(_programs, "_judge", counting)
+    every = problems.verdicts(ctx)
+    assert every and problems.verdicts(ctx) is every  # gathered once
+    chapter = next(iter(loaded.course.chapters))
+    alone = problems.verdicts(replace(ctx, only=frozenset({chapter})))
+    assert alone.items() <= every.items()
+    assert judged == [list(loaded.course.chapters)]  # each chapter's programs judged once

@@ -143,14 +143,19 @@ def verdicts(ctx: Context) -> dict[str, Verdict]:
 
     A chapter's programs are judged once per run, when a rule first asks for that chapter's:
     a run that re-checks one chapter runs (or looks up) that chapter's programs alone."""
-    judged: dict[str, dict[str, Verdict]] = ctx.course.derive(_JUDGED, dict)
-    missing = [chapter for chapter in ctx.chapters() if chapter.id not in judged]
-    if missing:
-        _judge(ctx, missing, judged)
-    found: dict[str, Verdict] = {}
-    for chapter in ctx.chapters():
-        found.update(judged[chapter.id])
-    return found
+
+    def gather() -> dict[str, Verdict]:
+        judged: dict[str, dict[str, Verdict]] = ctx.course.derive(_JUDGED, dict)
+        missing = [chapter for chapter in ctx.chapters() if chapter.id not in judged]
+        if missing:
+            _judge(ctx, missing, judged)
+        found: dict[str, Verdict] = {}
+        for chapter in ctx.chapters():
+            found.update(judged[chapter.id])
+        return found
+
+    # once per set of chapters: the owed rules ask for every problem's verdict
+    return ctx.course.derive((NAMESPACE, "verdicts", ctx.only), gather)
 
 
 def _sort_out(ctx: Context, chapters: list[Chapter]) -> _Todo:
