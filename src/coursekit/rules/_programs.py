@@ -142,7 +142,10 @@ def verdicts(ctx: Context) -> dict[str, Verdict]:
     """Each runnable target's verdict in the chapters `ctx` checks, keyed by its manifest path.
 
     A chapter's programs are judged once per run, when a rule first asks for that chapter's:
-    a run that re-checks one chapter runs (or looks up) that chapter's programs alone."""
+    a run that re-checks one chapter runs (or looks up) that chapter's programs alone. None
+    is judged when the run does not execute programs (`--no-exec`)."""
+    if not ctx.options.exec:
+        return {}
 
     def gather() -> dict[str, Verdict]:
         judged: dict[str, dict[str, Verdict]] = ctx.course.derive(_JUDGED, dict)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from coursekit.memo import ByIdentity
+from coursekit.model.documents import CourseManifest
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._broken import APPARATUS_BOOK, book0_did_not_load
 from coursekit.store import ResultStore
@@ -269,37 +270,31 @@ def _linked(
     )
 
 
-def course_notation(course: Course, chapter: Chapter) -> str:
-    """course.yaml's notation table (every field), and where course.yaml is."""
+def _of_course_yaml(course: Course, name: str, read: Callable[[CourseManifest], object]) -> str:
+    """The digest of what `read` takes of course.yaml (None: it did not load), and where it is."""
     manifest = course.manifest
     return course.derive(
-        (*_MANIFESTS, "course_notation"),
-        lambda: digest(
-            [
-                course.manifest_path,
-                None if manifest is None else [e.model_dump_json() for e in manifest.notation],
-            ]
-        ),
+        (*_MANIFESTS, name),
+        lambda: digest([course.manifest_path, None if manifest is None else read(manifest)]),
+    )
+
+
+def course_notation(course: Course, chapter: Chapter) -> str:
+    """course.yaml's notation table (every field), and where course.yaml is."""
+    return _of_course_yaml(
+        course, "course_notation", lambda m: [e.model_dump_json() for e in m.notation]
     )
 
 
 def course_ladder(course: Course, chapter: Chapter) -> str:
     """course.yaml's strands and maturity ladder (every field), and where course.yaml is."""
-    manifest = course.manifest
-    return course.derive(
-        (*_MANIFESTS, "course_ladder"),
-        lambda: digest(
-            [
-                course.manifest_path,
-                None
-                if manifest is None
-                else [
-                    [e.model_dump_json() for e in manifest.strands],
-                    [e.model_dump_json() for e in manifest.maturity],
-                ],
-            ]
-        ),
-    )
+
+    def read(manifest: CourseManifest) -> object:
+        return [
+            [e.model_dump_json() for e in table] for table in (manifest.strands, manifest.maturity)
+        ]
+
+    return _of_course_yaml(course, "course_ladder", read)
 
 
 def chapter_ids(course: Course, chapter: Chapter) -> str:

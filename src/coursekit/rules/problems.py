@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from coursekit.model.base import Location
-from coursekit.rules import _programs
 from coursekit.rules._programs import (
     NAMESPACE,
     Target,
@@ -27,22 +26,19 @@ from coursekit.rules._programs import (
     chapter_targets,
     start_early,
     targets,
+    verdicts,
 )
 from coursekit.rules.base import Context, Finding, rule
 from coursekit.rules.outcomes import program_outcome
 
 
-def verdicts(ctx: Context) -> dict[str, Verdict]:
-    """Each runnable target's verdict in the chapters `ctx` checks (keyed by its manifest
-    path); each chapter's programs are judged once per run."""
-    if not ctx.options.exec:
-        return {}
-    return _programs.verdicts(ctx)
-
-
 def _checked(ctx: Context) -> list[Target]:
-    """The programs of the chapters `ctx` checks."""
-    return [target for chapter in ctx.chapters() for target in chapter_targets(chapter)]
+    """The programs of the chapters `ctx` checks, listed once per set of chapters (the
+    family's rules each walk them)."""
+    return ctx.course.derive(
+        (NAMESPACE, "targets", ctx.only),
+        lambda: [target for chapter in ctx.chapters() for target in chapter_targets(chapter)],
+    )
 
 
 def problem_confirmed(ctx: Context, manifest_path: str) -> bool | None:
