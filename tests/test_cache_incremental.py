@@ -25,6 +25,7 @@ from helpers import SharedVerdicts
 
 BUNDLED = Path(__file__).resolve().parent.parent / "course"
 OPTIONS = Options(exec=False, formulas=False)  # no sympy, no programs: the verdict tests add them
+WITH_PROGRAMS = Options(exec=True, formulas=False)
 BOOK0 = "0/book.yaml"
 LINKED_BY_TWO = "Vectors, matrices and the matrix product"  # 0.LA.01: linked by I.1 and I.2
 
@@ -239,9 +240,7 @@ def _random_edit(rng: random.Random, course: Path, vocabulary: list[str]) -> Non
 
 
 # (seed, edits, options): the programs run in the last two (the problem and owed rules' verdicts)
-RANDOM_RUNS = [(s, 6, OPTIONS) for s in range(4)] + [
-    (s, 4, Options(exec=True, formulas=False)) for s in range(2)
-]
+RANDOM_RUNS = [(s, 6, OPTIONS) for s in range(4)] + [(s, 4, WITH_PROGRAMS) for s in range(2)]
 
 
 @pytest.mark.parametrize(("seed", "edits", "options"), RANDOM_RUNS)
@@ -522,7 +521,6 @@ def test_support_of_a_proposition_is_read_from_each_chapters_summary(
 # What every edit still runs course-wide: the comparisons across chapters, each reading every
 # chapter through its kept summary (`facts.summary`), never a chapter's files.
 COMPARISONS = {"CK201", "CK405"}
-WITH_PROGRAMS = Options(exec=True, formulas=False)
 
 
 @pytest.fixture
