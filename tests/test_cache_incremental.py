@@ -3,6 +3,8 @@ and what comes out is always what a run from nothing reports."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import random
 import re
@@ -16,6 +18,8 @@ import pytest
 
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import check
+from coursekit.load import reader
+from coursekit.load.validate import validate
 from coursekit.options import Options
 from coursekit.project import Project, find_project
 from coursekit.rules import REGISTRY, Context, Finding
@@ -24,6 +28,7 @@ from coursekit.store import MemoryStore
 from helpers import SharedVerdicts
 
 BUNDLED = Path(__file__).resolve().parent.parent / "course"
+GENERATE = BUNDLED.parent / "benchmarks/generate.py"
 OPTIONS = Options(exec=False, formulas=False)  # no sympy, no programs: the verdict tests add them
 WITH_PROGRAMS = Options(exec=True, formulas=False)
 BOOK0 = "0/book.yaml"
@@ -580,3 +585,77 @@ def test_a_problem_edit_re_judges_its_chapter_only(course: Path, calls: Any) -> 
     assert calls["CK907"] == [{"II.2"}]
     assert any(d.code == "CK907" and "crossing-with-narrow-keys" in d.path for d in found)
     assert found == _with_programs(course)
+
+
+# What a fresh run validates ---------------------------------------------------------------------
+
+DOCUMENTS = ("LessonFrontMatter", "WorkedProblem", "Exercise")
+
+
+@pytest.fixture
+def validated(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """(model kind, file) of every document validated, at the load or later."""
+    seen: list[tuple[str, str]] = []
+    real = validate
+
+    def counting(kind: Any, data: Any, source: Any) -> Any:
+        seen.append((kind.__name__, source.path))
+        return real(kind, data, source)
+
+    monkeypatch.setattr(reader, "validate", counting)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def three_chapters(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """benchmarks/generate.py's course at three chapters, each one with lessons, problems and
+    exercises (the bundled course has them in II.2 alone)."""
+    spec = importlib.util.spec_from_file_location("ck_generate", GENERATE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    folder = tmp_path_factory.mktemp("generated")
+    module.generate(3, folder)
+    return folder / "course"
+
+
+@pytest.mark.parametrize("options", [OPTIONS, WITH_PROGRAMS], ids=["rules", "programs"])
+def test_a_lesson_edit_validates_the_documents_of_its_chapter_only(
+    three_chapters: Path, tmp_path: Path, validated: list[tuple[str, str]], options: Options
+) -> None:
+    """Regression (#20): a fresh run after a one-lesson edit validated every lesson, problem
+    and exercise of the course again from the cache (~17% of such a run at 1,000 chapters),
+    though the rules read only the edited chapter's."""
+    course = tmp_path / "course"
+    shutil.copytree(three_chapters, course)
+    store = JsonStore()
+    check(_project(course), options=options, store=store)
+    lesson = sorted(course.rglob("model-width.md"))[1]
+    chapter = lesson.parent.parent.relative_to(course.parent).as_posix() + "/"
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\nOne more sentence.\n", "utf-8")
+    validated.clear()
+    found = check(_project(course), options=options, store=store).diagnostics
+    documents = sorted({path for kind, path in validated if kind in DOCUMENTS})
+    assert any(path.endswith("/model-width.md") for path in documents)
+    assert all(path.startswith(chapter) for path in documents), (chapter, documents)
+    assert found == check(_project(course), options=options).diagnostics
+
+
+def test_a_record_vouching_for_a_broken_document_is_told_and_then_dropped(course: Path) -> None:
+    """A damaged cache that says a broken lesson validated: the rule reading it reports that
+    (CK000, naming the file and the way out), and the next run reports the lesson itself."""
+    store = JsonStore()
+    _kept(course, store)
+    lesson = course / "II/2-from-recurrence-to-attention/lessons/model-width.md"
+    broken = lesson.read_text(encoding="utf-8").replace("title:", "title: [unclosed", 1)
+    lesson.write_text(broken, encoding="utf-8")
+    entry = "1:course/II/2-from-recurrence-to-attention"
+    record = store.get("clean", entry)
+    rel = "course/II/2-from-recurrence-to-attention/lessons/model-width.md"
+    record[rel][0] = hashlib.sha256(broken.encode("utf-8")).hexdigest()  # the damage
+    store.put("clean", entry, record)
+    stale = [d for d in _kept(course, store) if d.code == "CK000"]
+    assert stale and all("model-width.md was recorded as valid" in d.message for d in stale)
+    assert "delete the .coursekit_cache folder" in stale[0].message
+    assert _kept(course, store) == _full(course)
+    assert any(d.path == rel and d.code != "CK000" for d in _full(course))

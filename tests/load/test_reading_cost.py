@@ -276,7 +276,7 @@ def test_a_load_from_the_cache_runs_no_full_collection(tmp_path: Path) -> None:
     does leave cycles: a load that parses resumes full collections (a tenth as often)."""
     import sys
 
-    from coursekit.load import loader
+    from coursekit.load import collecting
 
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:
@@ -285,9 +285,9 @@ def test_a_load_from_the_cache_runs_no_full_collection(tmp_path: Path) -> None:
         sys.path.remove(str(REPO / "benchmarks"))
     course: Path = generate(20, tmp_path / "c")
     documents = sum(1 for p in course.rglob("*") if p.suffix in (".yaml", ".md"))
-    assert documents > 2 * loader.PARSES_BEFORE_COLLECTING
+    assert documents > 2 * collecting.PARSES_BEFORE_COLLECTING
     store = MemoryStore()
     parsing = _full_thresholds_during(lambda: load_course(course, tmp_path, store))
     cached = _full_thresholds_during(lambda: load_course(course, tmp_path, store))
-    assert parsing == {loader.NO_FULL_COLLECTION, loader.FEW_FULL_COLLECTIONS}
-    assert cached == {loader.NO_FULL_COLLECTION}
+    assert parsing == {collecting.NO_FULL_COLLECTION, collecting.FEW_FULL_COLLECTIONS}
+    assert cached == {collecting.NO_FULL_COLLECTION}

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import fnmatch
-import gc
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from coursekit import codes
 from coursekit.bounds import UnusableName, child, shorten
 from coursekit.diagnostics import Diagnostic, Severity
+from coursekit.load.clean import CleanDocuments
+from coursekit.load.collecting import long_lived
 from coursekit.load.listing import KnownTree
 from coursekit.load.reader import At, DocumentReader, Models, ParsedAnew, Where
-from coursekit.load.yamlsafe import parsed_documents, split_front_matter
+from coursekit.load.yamlsafe import split_front_matter
 from coursekit.model.base import Location
+from coursekit.model.deferred import DeferredExercise, DeferredLesson, DeferredProblem
 from coursekit.model.documents import (
     BookManifest,
     ChapterManifest,
@@ -39,6 +40,9 @@ from coursekit.model.tree import (
 
 if TYPE_CHECKING:
     from coursekit.store import ResultStore
+
+# The documents that name a program beside them.
+D = TypeVar("D", WorkedProblem, Exercise)
 
 
 MANIFESTS = ("course.yaml", "book.yaml", "chapter.yaml")
@@ -205,6 +209,7 @@ class _Loader(DocumentReader):
         self.course.chapters[manifest.id] = chapter
         chapter.assets = frozenset(self.listing.files_below(folder, self.rel(folder)))
         self.load_svg_figures(manifest, folder)
+        clean = self.clean_record(chapter.dir)
         listed_lessons: set[str] = set()
         for index, item in enumerate(manifest.items):
             if item.lesson is None:
@@ -219,7 +224,7 @@ class _Loader(DocumentReader):
             )
             if lesson_path is None:
                 continue
-            lesson = self.load_lesson(lesson_path, item.lesson, manifest.id)
+            lesson = self.load_lesson(lesson_path, item.lesson, manifest.id, clean)
             if lesson is not None:
                 chapter.lessons.setdefault(item.lesson, lesson)
         lessons_dir = folder / "lessons"
@@ -235,20 +240,30 @@ class _Loader(DocumentReader):
                         Severity.WARNING,
                     )
         for index, problem_id in enumerate(manifest.problems):
-            problem = self.load_problem(folder, problem_id, manifest, index)
+            problem = self.load_problem(folder, problem_id, manifest, index, clean)
             if problem is not None:
                 chapter.problems.setdefault(problem_id, problem)
         for index, exercise_id in enumerate(manifest.exercises):
-            exercise = self.load_exercise(folder, exercise_id, manifest, index)
+            exercise = self.load_exercise(folder, exercise_id, manifest, index, clean)
             if exercise is not None:
                 chapter.exercises.setdefault(exercise_id, exercise)
+        clean.save()
         return True
 
-    def load_lesson(self, path: Path, lesson_id: str, chapter_id: str) -> Lesson | None:
+    def load_lesson(
+        self, path: Path, lesson_id: str, chapter_id: str, clean: CleanDocuments
+    ) -> Lesson | None:
         text = self.text(path)
         if text is None:
             return None
         rel = self.rel(path)
+        kept = clean.kept_for(rel, text)
+        if kept is not None and len(kept) == 2 and all(type(n) is int for n in kept):
+            return DeferredLesson.later(
+                self.later(clean, text, rel, LessonFrontMatter, front_matter=True),
+                **dict(id=lesson_id, chapter_id=chapter_id, path=rel, text=text),
+                **dict(body_start=kept[0], body_line=kept[1]),
+            )
         parts = split_front_matter(text)
         if parts is None:
             self.report(
@@ -262,6 +277,7 @@ class _Loader(DocumentReader):
         meta = self.parse(front, rel, LessonFrontMatter, line_offset=1)
         if meta is None:
             return None
+        clean.clean(rel, text, [len(text) - len(body), body_line])
         return Lesson(
             id=lesson_id,
             chapter_id=chapter_id,
@@ -273,47 +289,95 @@ class _Loader(DocumentReader):
         )
 
     def load_problem(
-        self, folder: Path, problem_id: str, chapter: ChapterManifest, index: int
+        self,
+        folder: Path,
+        problem_id: str,
+        chapter: ChapterManifest,
+        index: int,
+        clean: CleanDocuments,
     ) -> Problem | None:
         listed_at = Where(chapter, "problems", index)
         path = self.listed(
             listed_at, "problem", problem_id, folder / "problems", problem_id, "problem.yaml"
         )
-        if path is None:
+        found = None if path is None else self.with_program(path, WorkedProblem, clean)
+        if path is None or found is None:
             return None
-        meta = self.document(path, WorkedProblem)
-        if meta is None:
-            return None
-        program = self.program(path.parent, meta.program, Where(meta, "program"))
-        return Problem(
-            id=problem_id, chapter_id=chapter.id, path=self.rel(path), meta=meta, program=program
+        meta, program = found
+        rel = self.rel(path)
+        if program is None:  # a problem's program is required: the schema says so
+            raise AssertionError(f"{rel}: a worked problem validated without a program")
+        if isinstance(meta, WorkedProblem):
+            return Problem(
+                id=problem_id, chapter_id=chapter.id, path=rel, meta=meta, program=program
+            )
+        return DeferredProblem.later(
+            meta, id=problem_id, chapter_id=chapter.id, path=rel, program=program
         )
 
     def load_exercise(
-        self, folder: Path, exercise_id: str, chapter: ChapterManifest, index: int
+        self,
+        folder: Path,
+        exercise_id: str,
+        chapter: ChapterManifest,
+        index: int,
+        clean: CleanDocuments,
     ) -> ExerciseDoc | None:
         listed_at = Where(chapter, "exercises", index)
         path = self.listed(
             listed_at, "exercise", exercise_id, folder / "exercises", exercise_id, "exercise.yaml"
         )
-        if path is None:
+        found = None if path is None else self.with_program(path, Exercise, clean)
+        if path is None or found is None:
             return None
-        meta = self.document(path, Exercise)
+        meta, program = found
+        rel = self.rel(path)
+        if isinstance(meta, Exercise):
+            return ExerciseDoc(
+                id=exercise_id, chapter_id=chapter.id, path=rel, meta=meta, program=program
+            )
+        return DeferredExercise.later(
+            meta, id=exercise_id, chapter_id=chapter.id, path=rel, program=program
+        )
+
+    def with_program(
+        self, path: Path, kind: type[D], clean: CleanDocuments
+    ) -> tuple[D | Callable[[], D], Program | None] | None:
+        """A problem's or an exercise's document and its program. Where the clean record
+        vouches for the text and the program it names is there, the document is what
+        validates it when first read."""
+        text = self.text(path)
+        if text is None:
+            return None
+        rel = self.rel(path)
+        kept = clean.kept_for(rel, text)
+        if kept is not None and len(kept) == 1 and (kept[0] is None or type(kept[0]) is str):
+            name: str | None = kept[0]
+            program = None if name is None else self.present_program(path.parent, name)
+            if name is None or program is not None:
+                return self.later(clean, text, rel, kind), program
+        meta = self.parse(text, rel, kind)
         if meta is None:
             return None
-        program = (
-            None
-            if meta.program is None
-            else self.program(path.parent, meta.program, Where(meta, "program"))
-        )
-        return ExerciseDoc(
-            id=exercise_id, chapter_id=chapter.id, path=self.rel(path), meta=meta, program=program
-        )
+        clean.clean(rel, text, [meta.program])
+        if meta.program is None:
+            return meta, None
+        return meta, self.program(path.parent, meta.program, Where(meta, "program"))
 
     def program(self, folder: Path, name: str, named_at: At) -> Program:
         path = self.listed(named_at, "program", name, folder, name)
         if path is None:
             return Program(path=self.rel(folder / shorten(name, 200)), source=None)
+        return Program(path=self.rel(path), source=self.text(path))
+
+    def present_program(self, folder: Path, name: str) -> Program | None:
+        """The program `name` beside a document, or None (nothing reported) when it is not there."""
+        try:
+            path = child(folder, name)
+        except UnusableName:
+            return None
+        if not self.exists(path):
+            return None
         return Program(path=self.rel(path), source=self.text(path))
 
 
@@ -343,48 +407,3 @@ def load_course(
         models.clear()
         models.update(loader.used)
     return LoadResult(course=course, diagnostics=loader.diagnostics)
-
-
-@contextmanager
-def long_lived() -> Iterator[None]:
-    """Build objects that live as long as the run with few full collections walking them.
-
-    A load makes some ten objects per line of YAML, and each full collection walks every live
-    object. Built from the cache (an edit), a load makes no garbage cycles, and the one full
-    collection the default thresholds still ran took 0.28 s of a 1.43 s load at 1,000
-    chapters: none runs. Parsing YAML does leave cycles (a cold load): once the load has
-    parsed `PARSES_BEFORE_COLLECTING` documents, full collections resume, a tenth as often as
-    by default (~15 of them had doubled a cold load, 2.2 s against 1.1 s; none at all held
-    its cycles to the end, +67 MB at 1,000 chapters). The young generations are collected as
-    usual. Afterwards the loaded objects are frozen (`gc.freeze`): later collections skip
-    them. Frozen objects are still freed by reference counting, and a second load first
-    unfreezes the first's (a long-running server reloads), so a cycle among them is collected
-    in time.
-    """
-    gc.unfreeze()
-    young, middle, old = gc.get_threshold()
-    parsed_before = parsed_documents()
-    resumed: list[bool] = []
-
-    def resume_when_parsing(phase: str, info: dict[str, int]) -> None:
-        # (not removed from gc.callbacks here: the collector is iterating over that list)
-        if resumed or parsed_documents() - parsed_before < PARSES_BEFORE_COLLECTING:
-            return
-        resumed.append(True)
-        gc.set_threshold(young, middle, FEW_FULL_COLLECTIONS)
-
-    gc.set_threshold(young, middle, NO_FULL_COLLECTION)
-    gc.callbacks.append(resume_when_parsing)
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.callbacks.remove(resume_when_parsing)
-        gc.set_threshold(young, middle, old)
-
-
-# gen2's thresholds while loading (10 by default): none while the documents come from the
-# cache; a tenth of the full collections once the load parses YAML in earnest.
-NO_FULL_COLLECTION = 1 << 30
-FEW_FULL_COLLECTIONS = 100
-PARSES_BEFORE_COLLECTING = 100

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from coursekit.diagnostics import Diagnostic, Severity
+from coursekit.load.clean import CleanDocuments, StaleRecord
 from coursekit.load.listing import KnownTree, Listing
 from coursekit.load.parsecache import cached_parse
 from coursekit.load.validate import validate
@@ -22,6 +23,7 @@ from coursekit.load.yamlsafe import (
     check_unsaved,
     parse_yaml,
     read_text,
+    split_front_matter,
 )
 from coursekit.model.base import Location, Node
 from coursekit.model.tree import Course, LoadFailure, Unloaded
@@ -195,6 +197,35 @@ class DocumentReader:
                 self.failed(hit[1])
         self.used[key] = hit
         return cast("N | None", hit[0])
+
+    def clean_record(self, chapter_dir: str) -> CleanDocuments:
+        """The chapter's record of documents that validated cleanly: off (it defers nothing)
+        when this load keeps models itself or reads unsaved buffers."""
+        keeps = self.store is not None and self.models is None and not self.overlays
+        return CleanDocuments(self.store if keeps else None, chapter_dir, self.course.digests)
+
+    def later(
+        self, clean: CleanDocuments, text: str, rel: str, kind: type[N], front_matter: bool = False
+    ) -> Callable[[], N]:
+        """Validating a document the clean record vouches for (or, with `front_matter`, a
+        lesson's front matter) when it is first read: nothing is reported then (it was clean),
+        and a failure means the cache was damaged."""
+
+        def build() -> N:
+            parts = split_front_matter(text) if front_matter else (text, "", 0)
+            try:
+                if parts is None:
+                    raise StaleRecord(rel)
+                data, source = cached_parse(self.store, parts[0], rel, int(front_matter))
+                model, _ = validate(kind, data, source)
+                if model is None:
+                    raise StaleRecord(rel)
+            except (StaleRecord, LoadError) as exc:
+                clean.forget()
+                raise StaleRecord(rel) from exc
+            return model
+
+        return build
 
     def _parse(self, text: str, rel: str, kind: type[N], line_offset: int = 0) -> N | None:
         try:

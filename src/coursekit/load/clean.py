@@ -1,0 +1,90 @@
+"""Which of a chapter's documents validated with no problem, kept between runs by content.
+
+A lesson, problem or exercise whose text is one this record saw validate cleanly is not
+validated again at the load: the loader builds it deferred (`coursekit.model.deferred`), and
+only a rule that reads its `meta` pays for validating it. The record is one store entry per
+chapter folder: path -> [the SHA-256 of the file's text, what the load needs of the document
+without validating it (a lesson's body start and line, a problem's program)]. The cache's
+salt covers coursekit's own code, so a changed schema never trusts an older record.
+
+Off for a load that keeps validated models itself (the language server, the daemon) or reads
+unsaved buffers: there every document is validated once and kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coursekit.store import ResultStore
+
+NAMESPACE = "clean"
+FORMAT = 1  # bump when a row's shape changes
+
+
+class StaleRecord(RuntimeError):
+    """A document the record vouched for did not validate when read (a damaged cache)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"{path} was recorded as valid but no longer validates: "
+            "delete the .coursekit_cache folder and run again"
+        )
+
+
+class CleanDocuments:
+    """One chapter's record: what the last run kept, and what this load found clean."""
+
+    def __init__(
+        self, store: ResultStore | None, chapter_dir: str, digests: dict[str, str]
+    ) -> None:
+        self.store = store
+        self.entry = f"{FORMAT}:{chapter_dir}"
+        self.digests = digests  # the texts' digests the known tree vouches for
+        self._kept: dict[str, Any] | None = None  # read at the first document: most have none
+        self.now: dict[str, list[Any]] = {}
+
+    @property
+    def kept(self) -> dict[str, Any]:
+        if self._kept is None:
+            found = self.store.get(NAMESPACE, self.entry) if self.store is not None else None
+            self._kept = found if isinstance(found, dict) else {}
+        return self._kept
+
+    def _digest(self, path: str, text: str) -> str:
+        known = self.digests.get(path)
+        if known is not None:
+            return known
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def kept_for(self, path: str, text: str) -> list[Any] | None:
+        """What was kept of the document at `path` when it last validated cleanly with this
+        very text (and it stays clean for this load), or None."""
+        if self.store is None:
+            return None
+        row = self.kept.get(path)
+        if not (isinstance(row, list) and len(row) == 2 and isinstance(row[1], list)):
+            return None
+        digest = self._digest(path, text)
+        if row[0] != digest:
+            return None
+        self.now[path] = [digest, row[1]]
+        return list(row[1])
+
+    def clean(self, path: str, text: str, needed: list[Any]) -> None:
+        """The document at `path` validated with no problem; `needed` is what a deferred load
+        of it takes from the record (plain JSON data)."""
+        if self.store is not None:
+            self.now[path] = [self._digest(path, text), needed]
+
+    def forget(self) -> None:
+        """The record vouched for a document that did not validate: the next load trusts none
+        of the chapter's documents, and reports what is wrong with them."""
+        if self.store is not None:
+            self.store.put(NAMESPACE, self.entry, {})
+
+    def save(self) -> None:
+        """Write the record back when this load found another set of clean documents."""
+        if self.store is not None and (self.now or self._kept) and self.now != self.kept:
+            self.store.put(NAMESPACE, self.entry, self.now)
