@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from coursekit import incremental
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import check
 from coursekit.load import reader
@@ -659,3 +660,60 @@ def test_a_record_vouching_for_a_broken_document_is_told_and_then_dropped(course
     assert "delete the .coursekit_cache folder" in stale[0].message
     assert _kept(course, store) == _full(course)
     assert any(d.path == rel and d.code != "CK000" for d in _full(course))
+
+
+def test_an_unchanged_chapters_entry_is_taken_whole(
+    course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (#20): every rule's key of every chapter was worked out and compared on each
+    edit (~0.1 s at 1,000 chapters); a chapter the edit did not reach is one key now."""
+    store = JsonStore()
+    _kept(course, store)
+    keyed: dict[str, int] = {}
+    real = incremental.chapter_key
+
+    def counting(course_: Any, chapter: Any, facts: Any) -> str:
+        keyed[chapter.id] = keyed.get(chapter.id, 0) + 1
+        return real(course_, chapter, facts)
+
+    monkeypatch.setattr(incremental, "chapter_key", counting)
+    lesson = course / "II/2-from-recurrence-to-attention/lessons/model-width.md"
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\nOne more sentence.\n", "utf-8")
+    assert _kept(course, store) == _full(course)
+    assert keyed["II.2"] > 1
+    assert {c: n for c, n in keyed.items() if c != "II.2"} == dict.fromkeys(
+        set(keyed) - {"II.2"}, 1
+    )
+    assert len(keyed) > 2
+
+
+def test_a_rule_that_crashed_runs_again_where_it_crashed(
+    course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash is reported, never kept: the next run, with nothing changed, runs that rule
+    again on every chapter, and then reports what a run from nothing does."""
+    code, rule = next(
+        (code, rule)
+        for code, rule in REGISTRY.items()
+        if rule.per_chapter is not None and rule.check is not None and not rule.course_part
+    )
+    assert rule.check is not None
+    original = rule.check
+
+    def crashing(ctx: Context) -> Iterator[Finding]:
+        raise RuntimeError("a bug")
+        yield from original(ctx)
+
+    ran: list[set[str]] = []
+
+    def counting(ctx: Context) -> Iterator[Finding]:
+        ran.append({chapter.id for chapter in ctx.chapters()})
+        yield from original(ctx)
+
+    store = JsonStore()
+    monkeypatch.setitem(REGISTRY, code, replace(rule, check=crashing))
+    assert any(d.code == "CK000" for d in _kept(course, store))
+    monkeypatch.setitem(REGISTRY, code, replace(rule, check=counting))
+    again = _kept(course, store)
+    assert ran and ran[0] == set(check(_project(course), options=OPTIONS).course.chapters)
+    assert again == _full(course)
