@@ -63,7 +63,10 @@ class Listing:
         """The path relative to the course folder, when the tree answers for it."""
         if self.tree is None:
             return None
-        text = os.path.normpath(path)
+        text = os.fspath(path)
+        # normpath (~2 µs, ~40,000 calls at 1,000 chapters) changes only a path like these
+        if "/." in text or "//" in text or text[:1] != "/" or text.endswith("/"):
+            text = os.path.normpath(text)
         if text == self._course:
             return ""
         if not text.startswith(self._below_course):
