@@ -24,7 +24,7 @@ from coursekit.load.validate import validate
 from coursekit.options import Options
 from coursekit.project import Project, find_project
 from coursekit.rules import REGISTRY, Context, Finding
-from coursekit.rules.facts import FACTS
+from coursekit.rules.facts import FACTS, chapter_key
 from coursekit.store import MemoryStore
 from helpers import SharedVerdicts
 
@@ -652,6 +652,7 @@ def test_a_record_vouching_for_a_broken_document_is_told_and_then_dropped(course
     lesson.write_text(broken, encoding="utf-8")
     entry = "1:course/II/2-from-recurrence-to-attention"
     record = store.get("clean", entry)
+    assert isinstance(record, dict)
     rel = "course/II/2-from-recurrence-to-attention/lessons/model-width.md"
     record[rel][0] = hashlib.sha256(broken.encode("utf-8")).hexdigest()  # the damage
     store.put("clean", entry, record)
@@ -670,7 +671,7 @@ def test_an_unchanged_chapters_entry_is_taken_whole(
     store = JsonStore()
     _kept(course, store)
     keyed: dict[str, int] = {}
-    real = incremental.chapter_key
+    real = chapter_key
 
     def counting(course_: Any, chapter: Any, facts: Any) -> str:
         keyed[chapter.id] = keyed.get(chapter.id, 0) + 1
