@@ -44,6 +44,7 @@ class CleanDocuments:
         self.digests = digests  # the texts' digests the known tree vouches for
         self._kept: dict[str, Any] | None = None  # read at the first document: most have none
         self.now: dict[str, list[Any]] = {}
+        self._last: tuple[str, str, str] | None = None
 
     @property
     def kept(self) -> dict[str, Any]:
@@ -54,23 +55,23 @@ class CleanDocuments:
 
     def _digest(self, path: str, text: str) -> str:
         known = self.digests.get(path)
-        if known is not None:
-            return known
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        if known is None:
+            last = self._last
+            if last is not None and last[0] == path and last[1] is text:
+                return last[2]
+            known = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            self._last = (path, text, known)  # `clean` asks again of the same text
+        return known
 
     def kept_for(self, path: str, text: str) -> list[Any] | None:
         """What was kept of the document at `path` when it last validated cleanly with this
-        very text (and it stays clean for this load), or None."""
+        very text, or None. (A document loaded deferred is `clean` for this load too.)"""
         if self.store is None:
             return None
         row = self.kept.get(path)
         if not (isinstance(row, list) and len(row) == 2 and isinstance(row[1], list)):
             return None
-        digest = self._digest(path, text)
-        if row[0] != digest:
-            return None
-        self.now[path] = [digest, row[1]]
-        return list(row[1])
+        return list(row[1]) if row[0] == self._digest(path, text) else None
 
     def clean(self, path: str, text: str, needed: list[Any]) -> None:
         """The document at `path` validated with no problem; `needed` is what a deferred load

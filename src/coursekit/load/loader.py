@@ -259,10 +259,15 @@ class _Loader(DocumentReader):
         rel = self.rel(path)
         kept = clean.kept_for(rel, text)
         if kept is not None and len(kept) == 2 and all(type(n) is int for n in kept):
+            clean.clean(rel, text, kept)
             return DeferredLesson.later(
                 self.later(clean, text, rel, LessonFrontMatter, front_matter=True),
-                **dict(id=lesson_id, chapter_id=chapter_id, path=rel, text=text),
-                **dict(body_start=kept[0], body_line=kept[1]),
+                id=lesson_id,
+                chapter_id=chapter_id,
+                path=rel,
+                text=text,
+                body_start=kept[0],
+                body_line=kept[1],
             )
         parts = split_front_matter(text)
         if parts is None:
@@ -305,8 +310,8 @@ class _Loader(DocumentReader):
             return None
         meta, program = found
         rel = self.rel(path)
-        if program is None:  # a problem's program is required: the schema says so
-            raise AssertionError(f"{rel}: a worked problem validated without a program")
+        if program is None:  # (`with_program` gives one: the schema requires its name)
+            raise AssertionError(f"{rel}: a worked problem without a program")
         if isinstance(meta, WorkedProblem):
             return Problem(
                 id=problem_id, chapter_id=chapter.id, path=rel, meta=meta, program=program
@@ -351,10 +356,12 @@ class _Loader(DocumentReader):
             return None
         rel = self.rel(path)
         kept = clean.kept_for(rel, text)
-        if kept is not None and len(kept) == 1 and (kept[0] is None or type(kept[0]) is str):
+        named = kept is not None and len(kept) == 1 and type(kept[0]) is str
+        if kept is not None and (named or (kept == [None] and kind is Exercise)):
             name: str | None = kept[0]
             program = None if name is None else self.present_program(path.parent, name)
             if name is None or program is not None:
+                clean.clean(rel, text, kept)
                 return self.later(clean, text, rel, kind), program
         meta = self.parse(text, rel, kind)
         if meta is None:
