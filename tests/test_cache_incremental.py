@@ -20,6 +20,7 @@ from coursekit import incremental
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import check
 from coursekit.load import reader
+from coursekit.load.clean import CleanDocuments
 from coursekit.load.validate import validate
 from coursekit.options import Options
 from coursekit.project import Project, find_project
@@ -718,3 +719,24 @@ def test_a_rule_that_crashed_runs_again_where_it_crashed(
     again = _kept(course, store)
     assert ran and ran[0] == set(check(_project(course), options=OPTIONS).course.chapters)
     assert again == _full(course)
+
+
+def test_a_run_without_a_store_records_no_clean_document(
+    three_chapters: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check --no-cache` keeps nothing for a later run: it hashes no text for the record of
+    clean documents (the whole course's texts, ~23 MB at 1,000 chapters)."""
+    course = tmp_path / "course"
+    shutil.copytree(three_chapters, course)
+    hashed: list[str] = []
+    real = CleanDocuments._digest
+
+    def counting(self: CleanDocuments, path: str, text: str) -> str:
+        hashed.append(path)
+        return real(self, path, text)
+
+    monkeypatch.setattr(CleanDocuments, "_digest", counting)
+    alone = _full(course)
+    assert hashed == []
+    assert alone == _kept(course, JsonStore())
+    assert hashed  # through a store, each document's text is recorded

@@ -27,6 +27,7 @@ from coursekit.load.yamlsafe import (
 )
 from coursekit.model.base import Location, Node
 from coursekit.model.tree import Course, LoadFailure, Unloaded
+from coursekit.store import RunStore
 
 if TYPE_CHECKING:
     from coursekit.store import ResultStore
@@ -200,8 +201,10 @@ class DocumentReader:
 
     def clean_record(self, chapter_dir: str) -> CleanDocuments:
         """The chapter's record of documents that validated cleanly: off (it defers nothing)
-        when this load keeps models itself or reads unsaved buffers."""
-        keeps = self.store is not None and self.models is None and not self.overlays
+        when this load keeps models itself, reads unsaved buffers or has a store dropped with
+        the run (`check --no-cache`: nothing would be kept for a later one)."""
+        kept = self.store is not None and not isinstance(self.store, RunStore)
+        keeps = kept and self.models is None and not self.overlays
         return CleanDocuments(self.store if keeps else None, chapter_dir, self.course.digests)
 
     def later(
