@@ -8,7 +8,8 @@ without validating it (a lesson's body start and line, a problem's program)]. Th
 salt covers coursekit's own code, so a changed schema never trusts an older record.
 
 Off for a load that keeps validated models itself (the language server, the daemon) or reads
-unsaved buffers: there every document is validated once and kept.
+unsaved buffers: there every document is validated once and kept; and for a run whose store
+is dropped with it (`check --no-cache`), which keeps nothing for a later run.
 """
 
 from __future__ import annotations
