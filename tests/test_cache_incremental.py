@@ -254,6 +254,24 @@ RANDOM_RUNS = [(s, 6, OPTIONS) for s in range(4)] + [(s, 4, WITH_PROGRAMS) for s
 def test_random_edits_give_what_a_full_run_gives(
     course: Path, seed: int, edits: int, options: Options
 ) -> None:
+    _random_run(course, seed, edits, options)
+
+
+# On the generated course, where every chapter has lessons, problems and exercises: what a
+# run kept of the chapters an edit did not reach (their documents loaded deferred) included.
+RANDOM_GENERATED = [(s, 5, OPTIONS) for s in range(2)] + [(0, 3, WITH_PROGRAMS)]
+
+
+@pytest.mark.parametrize(("seed", "edits", "options"), RANDOM_GENERATED)
+def test_random_edits_to_a_generated_course_give_what_a_full_run_gives(
+    three_chapters: Path, tmp_path: Path, seed: int, edits: int, options: Options
+) -> None:
+    course = tmp_path / "course"
+    shutil.copytree(three_chapters, course)
+    _random_run(course, seed, edits, options)
+
+
+def _random_run(course: Path, seed: int, edits: int, options: Options) -> None:
     rng = random.Random(seed)
     vocabulary = sorted(
         {w for p in course.rglob("*.yaml") for w in WORD.findall(p.read_text(encoding="utf-8"))}
