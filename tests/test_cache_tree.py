@@ -1,0 +1,180 @@
+"""The tree digest's stat table: a tree none of whose folders moved is known without listing one.
+
+Regression (#20): every run after an edit listed all ~10,000 folders of a 1,000-chapter course
+and stat-ed its ~18,000 files (~0.2 s) to find the one file that changed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coursekit import cache_tree
+from coursekit.cache_tree import TreeDigest, read_table
+
+TICK = 0.02  # past the file system clock's tick (a few ms): two changes never share a stamp
+
+
+@pytest.fixture(autouse=True)
+def no_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A change within two seconds of a table is read again whatever its stamp (git's racy
+    rule); these tests wait a tick instead of two seconds, so that window is shut here."""
+    monkeypatch.setattr(cache_tree, "RACY_NS", 0)
+
+
+@pytest.fixture
+def listed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every folder a digest listed."""
+    seen: list[str] = []
+    real = os.scandir
+
+    def counting(path: Any) -> Any:
+        seen.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    return seen
+
+
+def _tree(root: Path) -> Path:
+    for chapter in ("I/1-a", "I/2-b", "II/1-c"):
+        (root / chapter / "lessons").mkdir(parents=True)
+        (root / chapter / "chapter.yaml").write_text(f"id: {chapter}\n", encoding="utf-8")
+        for lesson in ("one", "two"):
+            (root / chapter / "lessons" / f"{lesson}.md").write_text(lesson, encoding="utf-8")
+    (root / "course.yaml").write_text("title: t\n", encoding="utf-8")
+    time.sleep(TICK)
+    return root
+
+
+def _look(root: Path, table: Path) -> tuple[TreeDigest, str | None]:
+    """The digest's look at the tree (its table saved), and the tree's hash."""
+    digest = TreeDigest(root, table)
+    found = digest.compute()
+    digest.save()
+    time.sleep(TICK)
+    return digest, found
+
+
+def _from_nothing(root: Path, tmp_path: Path) -> str | None:
+    return TreeDigest(root, tmp_path / "none.bin").compute()
+
+
+def test_an_edit_in_place_lists_no_folder(tmp_path: Path, listed: list[str]) -> None:
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _look(root, table)
+    assert listed  # the first look lists every folder
+    lesson = root / "I/2-b/lessons/two.md"
+    lesson.write_text("two, edited", encoding="utf-8")
+    listed.clear()
+    again, found = _look(root, table)
+    assert listed == []
+    assert list(again.edited) == ["I/2-b/lessons/two.md"]
+    assert again.edited["I/2-b/lessons/two.md"] is not None  # the digest it had before
+    assert found == _from_nothing(root, tmp_path)
+    assert again.folders == {"I", "I/1-a", "I/1-a/lessons", "I/2-b", "I/2-b/lessons", "II"} | {
+        "II/1-c",
+        "II/1-c/lessons",
+    }
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["add a file", "remove a file", "rename a file", "add a folder", "remove a folder"],
+)
+def test_a_folder_that_moved_is_listed_again(tmp_path: Path, change: str) -> None:
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _, first = _look(root, table)
+    lessons = root / "II/1-c/lessons"
+    if change == "add a file":
+        (lessons / "three.md").write_text("three", encoding="utf-8")
+    elif change == "remove a file":
+        (lessons / "one.md").unlink()
+    elif change == "rename a file":
+        (lessons / "one.md").rename(lessons / "uno.md")
+    elif change == "add a folder":
+        (lessons / "figures").mkdir()
+    else:
+        shutil.rmtree(lessons)
+    _, again = _look(root, table)
+    assert again != first
+    assert again == _from_nothing(root, tmp_path)
+
+
+def test_a_file_replaced_by_a_link_makes_the_tree_unsafe(tmp_path: Path) -> None:
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _look(root, table)
+    lesson = root / "I/1-a/lessons/one.md"
+    link = root / "I/1-a/lessons/.one.tmp"
+    link.symlink_to(root / "course.yaml")
+    os.replace(link, lesson)  # a link where the file was, under its name
+    assert TreeDigest(root, table).compute() is None
+
+
+def test_a_folder_changed_just_before_the_table_is_listed_again(
+    tmp_path: Path, listed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within the racy window a folder's unchanged stamp proves nothing: it is listed."""
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _look(root, table)
+    monkeypatch.setattr(cache_tree, "RACY_NS", 3_600 * 10**9)  # everything is recent
+    listed.clear()
+    _look(root, table)
+    assert listed
+
+
+def test_the_table_holds_each_folders_stamp(tmp_path: Path) -> None:
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _look(root, table)
+    rows = read_table(table)
+    assert rows is not None
+    folders = {key for key in rows["files"] if key.endswith("/")}
+    assert folders == {"/", "I/", "I/1-a/", "I/1-a/lessons/", "I/2-b/", "I/2-b/lessons/"} | {
+        "II/",
+        "II/1-c/",
+        "II/1-c/lessons/",
+    }
+    assert all(rows["files"][key][5] == "" for key in folders)
+
+
+def test_random_changes_give_what_a_look_from_nothing_gives(
+    tmp_path: Path, listed: list[str]
+) -> None:
+    rng = random.Random(20)
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _look(root, table)
+    unlisted = 0
+    for step in range(40):
+        files = sorted(p for p in root.rglob("*") if p.is_file())
+        folders = sorted(p for p in root.rglob("*") if p.is_dir())
+        kind = rng.choice(["edit", "edit", "edit", "add", "remove", "rename", "mkdir"])
+        if kind == "edit" or not files:
+            target = rng.choice(files) if files else root / "new.md"
+            target.write_text(f"step {step}", encoding="utf-8")
+        elif kind == "add":
+            (rng.choice(folders or [root]) / f"f{step}.md").write_text("x", encoding="utf-8")
+        elif kind == "remove":
+            rng.choice(files).unlink()
+        elif kind == "rename":
+            source = rng.choice(files)
+            source.rename(source.with_name(f"r{step}.md"))
+        else:
+            (rng.choice(folders or [root]) / f"d{step}").mkdir()
+        time.sleep(TICK)
+        listed.clear()
+        _, again = _look(root, table)
+        unlisted += not listed
+        assert again == _from_nothing(root, tmp_path), (step, kind)
+    assert unlisted >= 10  # the edits in place were answered without listing a folder
