@@ -178,3 +178,35 @@ def test_random_changes_give_what_a_look_from_nothing_gives(
         unlisted += not listed
         assert again == _from_nothing(root, tmp_path), (step, kind)
     assert unlisted >= 10  # the edits in place were answered without listing a folder
+
+
+def test_a_save_by_rename_in_the_folder_last_changed_gives_up_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An editor that saves by writing a new file and renaming it over the old one moves the
+    folder: the digest then lists every folder, and finds that out at the first stats, not
+    after one of every path (the folders are kept most recently changed first)."""
+    root = _tree(tmp_path / "course")
+    working = root / "II/1-c/lessons"
+    (working / "scratch.md").write_text("x", encoding="utf-8")
+    (working / "scratch.md").unlink()  # the folder the author works in changed last
+    time.sleep(TICK)
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _look(root, table)
+    saved = working / ".one.md.swp"
+    saved.write_text("one, saved by rename", encoding="utf-8")
+    os.replace(saved, working / "one.md")
+    time.sleep(TICK)
+    rows = read_table(table)
+    assert rows is not None
+    stats: list[str] = []
+    real = os.lstat
+
+    def counting(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        stats.append(os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", counting)
+    digest = TreeDigest(root, table)
+    assert digest._unmoved(rows["files"], rows["written_ns"]) is None
+    assert stats == [str(working)]

@@ -132,7 +132,11 @@ class TreeDigest:
             fresh[rel] = row
         if not self.safe:  # the walk stopped early: a link, a device, an unreadable folder
             return None
-        fresh.update(self._folder_rows)
+        # The folders first, the most recently changed first: a folder an editor's save moved
+        # (one that writes a new file and renames it over the old) is then the first path
+        # `_unmoved` looks at, not one after 28,000 stats.
+        recent_first = sorted(self._folder_rows.items(), key=lambda row: -max(row[1][:2]))
+        fresh = dict(recent_first) | fresh
         if set(fresh) != set(known):
             self.changed = True
         self._fresh = fresh
