@@ -226,10 +226,10 @@ def _part(
 
 def _whole(stored: dict[str, Any], every: str, fields: set[str]) -> _Part | None:
     """The whole stored entry, when it was written under the same inputs (`every`) and holds
-    a row for each rule and nothing else (its `fields`: `EVERY` and the codes), else None. Each rule's key is a function of a part
-    of those inputs, and an entry is written only with rows that hold for them, so each row
-    then holds: at 1,000 chapters, checking every rule's key of every chapter took ~0.1 s of
-    an edit."""
+    a row for each rule and nothing else (its `fields`: `EVERY` and the codes), else None.
+    Each rule's key is a function of a part of those inputs, and an entry is written only
+    with rows that hold for them, so each row then holds: at 1,000 chapters, checking every
+    rule's key of every chapter took ~0.1 s of an edit."""
     if stored.get(EVERY) != every or stored.keys() != fields:
         return None
     found: list[Diagnostic] = []
