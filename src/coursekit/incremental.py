@@ -153,11 +153,12 @@ class _Plan:
         by_facts = {r.per_chapter or () for r in rules}  # rules reading the same facts
         read = sorted({name for names in by_facts for name in names})
         shape = (tuple(rule.code for rule in rules), tuple(r.per_chapter or () for r in rules))
+        fields = {EVERY, *(rule.code for rule in rules)}  # what a whole entry holds
         for chapter_id, chapter in course.chapters.items():
             stored = ctx.store.get(NAMESPACE, self.entry(chapter_id))
 
             def work(chapter: Chapter = chapter, stored: Any = stored) -> _Part:
-                return _part(course, chapter, stored, rules, by_facts, read)
+                return _part(course, chapter, stored, rules, by_facts, read, fields)
 
             if isinstance(stored, dict) and remembering():
                 inputs = [
@@ -202,11 +203,12 @@ def _part(
     rules: Sequence[Rule],
     by_facts: set[Any],
     read: Sequence[str],
+    fields: set[str],
 ) -> _Part:
     """What of the chapter's stored entry still holds, and which rules must run on it."""
     stored = stored if isinstance(stored, dict) else {}
     every = chapter_key(course, chapter, read)
-    whole = _whole(stored, every, {EVERY, *(rule.code for rule in rules)})
+    whole = _whole(stored, every, fields)
     if whole is not None:
         return whole
     part = _Part({}, {EVERY: every}, [], [], True)

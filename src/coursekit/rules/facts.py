@@ -62,12 +62,24 @@ def files_by_chapter(course: Course) -> dict[str, list[str]]:
         for chapter_id, chapter in course.chapters.items():
             dirs.setdefault(chapter.dir, []).append(chapter_id)
         inside: dict[str, set[str]] = {chapter_id: set() for chapter_id in course.chapters}
+        # folder -> every chapter whose folder holds it (None: above a top-level folder)
+        owners: dict[str | None, tuple[str, ...]] = {None: ()}
+
+        def holding(folder: str | None) -> tuple[str, ...]:
+            """Worked out once per folder (most hold a file or two), from its parent's."""
+            unknown: list[str] = []
+            while folder not in owners:  # up to the nearest folder already known
+                assert folder is not None  # (None is known)
+                unknown.append(folder)
+                folder = folder.rsplit("/", 1)[0] if "/" in folder else None
+            found = owners[folder]
+            for below in reversed(unknown):
+                found = owners[below] = found + tuple(dirs.get(below, ()))
+            return found
+
         for path in course.texts:
-            folder = path
-            while "/" in folder:  # every chapter whose folder holds the file
-                folder = folder.rsplit("/", 1)[0]
-                for owner in dirs.get(folder, ()):
-                    inside[owner].add(path)
+            for owner in holding(path.rsplit("/", 1)[0] if "/" in path else None):
+                inside[owner].add(path)
         out: dict[str, list[str]] = {}
         for chapter_id, chapter in course.chapters.items():
             listed = set(inside[chapter_id])
@@ -94,15 +106,15 @@ def chapter_digest(course: Course, chapter: Chapter) -> str:
     """What the chapter is made of: its id and book, each file's text, which assets exist."""
 
     def compute() -> str:
-        return digest(
-            [
-                chapter.id,
-                chapter.book_id,
-                chapter.dir,
-                [[path, _text_digest(course, path)] for path in chapter_files(course, chapter)],
-                sorted(chapter.assets),
-            ]
+        # Paths hold no NUL and no part is empty, so NUL-joined parts (and the sections
+        # between two NULs) read back one way; JSON of the whole took ~20 ms at 1,000 chapters.
+        files = "\0".join(
+            f"{path}\0{_text_digest(course, path) or '-'}"
+            for path in chapter_files(course, chapter)
         )
+        head = json.dumps([chapter.id, chapter.book_id, chapter.dir], ensure_ascii=False)
+        text = "\0\0".join([head, files, "\0".join(sorted(chapter.assets))])
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     return course.derive(("facts", "chapter", chapter.id), compute)
 
