@@ -45,7 +45,6 @@ class CleanDocuments:
         self.digests = digests  # the texts' digests the known tree vouches for
         self._kept: dict[str, Any] | None = None  # read at the first document: most have none
         self.now: dict[str, list[Any]] = {}
-        self._last: tuple[str, str, str] | None = None
 
     @property
     def kept(self) -> dict[str, Any]:
@@ -55,30 +54,28 @@ class CleanDocuments:
         return self._kept
 
     def _digest(self, path: str, text: str) -> str:
-        known = self.digests.get(path)
-        if known is None:
-            last = self._last
-            if last is not None and last[0] == path and last[1] is text:
-                return last[2]
-            known = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-            self._last = (path, text, known)  # `clean` asks again of the same text
-        return known
+        known = self.digests.get(path)  # the known tree's, of the same bytes
+        if known is not None:
+            return known
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def kept_for(self, path: str, text: str) -> list[Any] | None:
-        """What was kept of the document at `path` when it last validated cleanly with this
-        very text, or None. (A document loaded deferred is `clean` for this load too.)"""
+    def look(self, path: str, text: str) -> tuple[str, list[Any] | None]:
+        """The digest of the document's text ("" when the record is off), and what was kept
+        of it when it last validated cleanly with this very text (else None)."""
         if self.store is None:
-            return None
+            return "", None
+        digest = self._digest(path, text)
         row = self.kept.get(path)
-        if not (isinstance(row, list) and len(row) == 2 and isinstance(row[1], list)):
-            return None
-        return list(row[1]) if row[0] == self._digest(path, text) else None
+        if not (isinstance(row, list) and len(row) == 2 and row[0] == digest):
+            return digest, None
+        return digest, list(row[1]) if isinstance(row[1], list) else None
 
-    def clean(self, path: str, text: str, needed: list[Any]) -> None:
-        """The document at `path` validated with no problem; `needed` is what a deferred load
-        of it takes from the record (plain JSON data)."""
+    def clean(self, path: str, digest: str, needed: list[Any]) -> None:
+        """The document at `path` (its text's `digest`, from `look`) validated with no
+        problem, or is loaded deferred; `needed` is what a deferred load of it takes from
+        the record (plain JSON data)."""
         if self.store is not None:
-            self.now[path] = [self._digest(path, text), needed]
+            self.now[path] = [digest, needed]
 
     def forget(self) -> None:
         """The record vouched for a document that did not validate: the next load trusts none

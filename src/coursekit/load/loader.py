@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -18,7 +18,7 @@ from coursekit.load.listing import KnownTree
 from coursekit.load.reader import At, DocumentReader, Models, ParsedAnew, Where
 from coursekit.load.yamlsafe import split_front_matter
 from coursekit.model.base import Location
-from coursekit.model.deferred import DeferredExercise, DeferredLesson, DeferredProblem
+from coursekit.model.deferred import built
 from coursekit.model.documents import (
     BookManifest,
     ChapterManifest,
@@ -41,8 +41,7 @@ from coursekit.model.tree import (
 if TYPE_CHECKING:
     from coursekit.store import ResultStore
 
-# The documents that name a program beside them.
-D = TypeVar("D", WorkedProblem, Exercise)
+P = TypeVar("P", Problem, ExerciseDoc)  # what a chapter lists beside a program
 
 
 MANIFESTS = ("course.yaml", "book.yaml", "chapter.yaml")
@@ -240,11 +239,11 @@ class _Loader(DocumentReader):
                         Severity.WARNING,
                     )
         for index, problem_id in enumerate(manifest.problems):
-            problem = self.load_problem(folder, problem_id, manifest, index, clean)
+            problem = self.load_listed(Problem, problem_id, folder, manifest, index, clean)
             if problem is not None:
                 chapter.problems.setdefault(problem_id, problem)
         for index, exercise_id in enumerate(manifest.exercises):
-            exercise = self.load_exercise(folder, exercise_id, manifest, index, clean)
+            exercise = self.load_listed(ExerciseDoc, exercise_id, folder, manifest, index, clean)
             if exercise is not None:
                 chapter.exercises.setdefault(exercise_id, exercise)
         clean.save()
@@ -257,10 +256,11 @@ class _Loader(DocumentReader):
         if text is None:
             return None
         rel = self.rel(path)
-        kept = clean.kept_for(rel, text)
+        digest, kept = clean.look(rel, text)
         if kept is not None and len(kept) == 2 and all(type(n) is int for n in kept):
-            clean.clean(rel, text, kept)
-            return DeferredLesson.later(
+            clean.clean(rel, digest, kept)
+            return built(
+                Lesson,
                 self.later(clean, text, rel, LessonFrontMatter, front_matter=True),
                 id=lesson_id,
                 chapter_id=chapter_id,
@@ -282,7 +282,7 @@ class _Loader(DocumentReader):
         meta = self.parse(front, rel, LessonFrontMatter, line_offset=1)
         if meta is None:
             return None
-        clean.clean(rel, text, [len(text) - len(body), body_line])
+        clean.clean(rel, digest, [len(text) - len(body), body_line])
         return Lesson(
             id=lesson_id,
             chapter_id=chapter_id,
@@ -293,83 +293,45 @@ class _Loader(DocumentReader):
             body_line=body_line,
         )
 
-    def load_problem(
+    def load_listed(
         self,
+        eager: type[P],
+        item_id: str,
         folder: Path,
-        problem_id: str,
         chapter: ChapterManifest,
         index: int,
         clean: CleanDocuments,
-    ) -> Problem | None:
-        listed_at = Where(chapter, "problems", index)
-        path = self.listed(
-            listed_at, "problem", problem_id, folder / "problems", problem_id, "problem.yaml"
-        )
-        found = None if path is None else self.with_program(path, WorkedProblem, clean)
-        if path is None or found is None:
-            return None
-        meta, program = found
-        rel = self.rel(path)
-        if program is None:  # (`with_program` gives one: the schema requires its name)
-            raise AssertionError(f"{rel}: a worked problem without a program")
-        if isinstance(meta, WorkedProblem):
-            return Problem(
-                id=problem_id, chapter_id=chapter.id, path=rel, meta=meta, program=program
-            )
-        return DeferredProblem.later(
-            meta, id=problem_id, chapter_id=chapter.id, path=rel, program=program
-        )
-
-    def load_exercise(
-        self,
-        folder: Path,
-        exercise_id: str,
-        chapter: ChapterManifest,
-        index: int,
-        clean: CleanDocuments,
-    ) -> ExerciseDoc | None:
-        listed_at = Where(chapter, "exercises", index)
-        path = self.listed(
-            listed_at, "exercise", exercise_id, folder / "exercises", exercise_id, "exercise.yaml"
-        )
-        found = None if path is None else self.with_program(path, Exercise, clean)
-        if path is None or found is None:
-            return None
-        meta, program = found
-        rel = self.rel(path)
-        if isinstance(meta, Exercise):
-            return ExerciseDoc(
-                id=exercise_id, chapter_id=chapter.id, path=rel, meta=meta, program=program
-            )
-        return DeferredExercise.later(
-            meta, id=exercise_id, chapter_id=chapter.id, path=rel, program=program
-        )
-
-    def with_program(
-        self, path: Path, kind: type[D], clean: CleanDocuments
-    ) -> tuple[D | Callable[[], D], Program | None] | None:
-        """A problem's or an exercise's document and its program. Where the clean record
-        vouches for the text and the program it names is there, the document is what
-        validates it when first read."""
-        text = self.text(path)
-        if text is None:
+    ) -> P | None:
+        """A problem or an exercise the chapter lists (`eager`: its class), with its program.
+        Where the clean record vouches for its text and the program it names is there, its
+        `meta` is validated when first read."""
+        kind: type[WorkedProblem | Exercise] = WorkedProblem if eager is Problem else Exercise
+        what = "problem" if eager is Problem else "exercise"
+        listed_at = Where(chapter, f"{what}s", index)
+        path = self.listed(listed_at, what, item_id, folder / f"{what}s", item_id, f"{what}.yaml")
+        text = None if path is None else self.text(path)
+        if path is None or text is None:
             return None
         rel = self.rel(path)
-        kept = clean.kept_for(rel, text)
-        named = kept is not None and len(kept) == 1 and type(kept[0]) is str
-        if kept is not None and (named or (kept == [None] and kind is Exercise)):
-            name: str | None = kept[0]
-            program = None if name is None else self.present_program(path.parent, name)
-            if name is None or program is not None:
-                clean.clean(rel, text, kept)
-                return self.later(clean, text, rel, kind), program
+        fields = {"id": item_id, "chapter_id": chapter.id, "path": rel}
+        digest, kept = clean.look(rel, text)
+        if kept is not None and len(kept) == 1:
+            name = kept[0]  # the program it names (an exercise may name none)
+            program = self.present_program(path.parent, name) if type(name) is str else None
+            if program is not None or (name is None and kind is Exercise):
+                clean.clean(rel, digest, kept)
+                return built(eager, self.later(clean, text, rel, kind), program=program, **fields)
         meta = self.parse(text, rel, kind)
         if meta is None:
             return None
-        clean.clean(rel, text, [meta.program])
-        if meta.program is None:
-            return meta, None
-        return meta, self.program(path.parent, meta.program, Where(meta, "program"))
+        clean.clean(rel, digest, [meta.program])
+        if meta.program is not None:
+            program = self.program(path.parent, meta.program, Where(meta, "program"))
+        elif eager is Problem:  # (its schema requires the name of one)
+            raise AssertionError(f"{rel}: a worked problem without a program")
+        else:
+            program = None
+        return built(eager, meta, program=program, **fields)
 
     def program(self, folder: Path, name: str, named_at: At) -> Program:
         path = self.listed(named_at, "program", name, folder, name)

@@ -4,17 +4,30 @@ A fresh run after a one-lesson edit re-checks one chapter, yet validating every 
 and exercise of the course from the cache was ~17% of it at 1,000 chapters. The loader builds
 these instead for a document it has seen validate with no problem in the same content
 (`coursekit.load.clean`): everything but `meta` is set at once, and `meta` is validated on
-first read by `build`, then kept. Every other field is what the eager class holds, so a rule
+first read by `build`, then kept (`built` makes one or the other). Every other field is what the eager class holds, so a rule
 cannot tell them apart; `dataclasses.replace` makes an object whose `meta` is already read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
-from coursekit.model.documents import Exercise, LessonFrontMatter, WorkedProblem
+from coursekit.model.base import Node
 from coursekit.model.tree import ExerciseDoc, Lesson, Problem
+
+Doc = TypeVar("Doc", Lesson, Problem, ExerciseDoc)
+
+
+def built(eager: type[Doc], meta: Node | Callable[[], Node], **fields: Any) -> Doc:
+    """The document of class `eager` with the other `fields`: holding `meta` when it is the
+    validated model, else of that class's deferred kind, which calls `meta` when first read."""
+    if isinstance(meta, Node):
+        validated: Any = meta  # (of the model class `eager` holds: the loader's to match)
+        return eager(meta=validated, **fields)
+    made: Any = _DEFERRED[eager](meta=None, **fields)
+    made.build = meta
+    return cast(Doc, made)
 
 
 def _validated_when_read(base: type) -> Any:
@@ -37,35 +50,21 @@ def _validated_when_read(base: type) -> Any:
 
 class DeferredLesson(Lesson):
     __slots__ = ("build",)
-    build: Callable[[], LessonFrontMatter] | None
     meta = _validated_when_read(Lesson)
-
-    @classmethod
-    def later(cls, build: Callable[[], LessonFrontMatter], **fields: Any) -> Lesson:
-        lesson = cls(meta=None, **fields)  # type: ignore[arg-type]
-        lesson.build = build
-        return lesson
 
 
 class DeferredProblem(Problem):
     __slots__ = ("build",)
-    build: Callable[[], WorkedProblem] | None
     meta = _validated_when_read(Problem)
-
-    @classmethod
-    def later(cls, build: Callable[[], WorkedProblem], **fields: Any) -> Problem:
-        problem = cls(meta=None, **fields)  # type: ignore[arg-type]
-        problem.build = build
-        return problem
 
 
 class DeferredExercise(ExerciseDoc):
     __slots__ = ("build",)
-    build: Callable[[], Exercise] | None
     meta = _validated_when_read(ExerciseDoc)
 
-    @classmethod
-    def later(cls, build: Callable[[], Exercise], **fields: Any) -> ExerciseDoc:
-        exercise = cls(meta=None, **fields)  # type: ignore[arg-type]
-        exercise.build = build
-        return exercise
+
+_DEFERRED: dict[type, type] = {
+    Lesson: DeferredLesson,
+    Problem: DeferredProblem,
+    ExerciseDoc: DeferredExercise,
+}
