@@ -132,12 +132,10 @@ class TreeDigest:
             fresh[rel] = row
         if not self.safe:  # the walk stopped early: a link, a device, an unreadable folder
             return None
-        # The folders first, the most recently changed first: a folder an editor's save moved
-        # (one that writes a new file and renames it over the old) is then the first path
-        # `_unmoved` looks at, not one after 28,000 stats.
-        recent_first = sorted(self._folder_rows.items(), key=lambda row: -max(row[1][:2]))
-        fresh = dict(recent_first) | fresh
-        if set(fresh) != set(known):
+        folders = self._folder_rows  # (keys ending in "/": none is a file's)
+        if len(fresh) + len(folders) != len(known) or not (
+            fresh.keys() <= known.keys() and folders.keys() <= known.keys()
+        ):
             self.changed = True
         self._fresh = fresh
         self._now = now
@@ -147,12 +145,17 @@ class TreeDigest:
 
     def recent(self, now_ns: int) -> bool:
         """Whether a file `compute` saw changed within `RACY_NS` of `now_ns` (just edited)."""
-        return any(stamp_is_racy(row, now_ns) for row in self._fresh.values())
+        rows = itertools.chain(self._fresh.values(), self._folder_rows.values())
+        return any(stamp_is_racy(row, now_ns) for row in rows)
 
     def save(self) -> None:
         """Write the stat table back (only what compute() saw), stamped with when it was read."""
         if self.changed and self.safe:
-            table = {"written_ns": self._now, "files": self._fresh}
+            # The folders first, the most recently changed first: a folder an editor's save
+            # moved (one that writes a new file and renames it over the old) is then the first
+            # path `_unmoved` looks at, not one after 28,000 stats.
+            folders = sorted(self._folder_rows.items(), key=lambda row: -max(row[1][:2]))
+            table = {"written_ns": self._now, "files": dict(folders) | self._fresh}
             write_table(self.table_path, table)
 
     def _unmoved(
