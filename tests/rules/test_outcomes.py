@@ -130,7 +130,9 @@ def test_each_program_status_is_reported_by_its_rule_alone(
     loaded = load_course(course, course.parent)
     ctx = Context(course=loaded.course, config=Config(), options=Options(exec=False))
     manifest = f"{course.name}/{PROBLEM}"
-    target = next(t for t in problems.targets(loaded.course) if t.manifest_path == manifest)
+    target = next(
+        t for t in problems.targets(loaded.course.chapters.values()) if t.manifest_path == manifest
+    )
     verdict = problems.Verdict(status, "what happened")
     monkeypatch.setattr(problems, "verdicts", lambda _ctx: {target.manifest_path: verdict})
     found = _rule_findings(ctx, "problems")

@@ -10,13 +10,14 @@ import json
 import os
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from coursekit.memo import ByIdentity
 from coursekit.model.documents import Solution
-from coursekit.model.tree import Chapter, Course, Program
+from coursekit.model.tree import Chapter, Program
 from coursekit.rules.base import Context
 from coursekit.rules.facts import unsteady
 from coursekit.rules.outcomes import program_outcome
@@ -79,14 +80,13 @@ class Verdict:
         )
 
 
-def targets(course: Course) -> list[Target]:
-    """Every program there is to run: problems', and computed exercises'."""
-    return [target for chapter in course.chapters.values() for target in chapter_targets(chapter)]
-
-
-def chapter_targets(chapter: Chapter) -> list[Target]:
-    """The programs of one chapter (the family's rules are kept per chapter)."""
-    return _CHAPTER_TARGETS.get(chapter, partial(_of_chapter, chapter))
+def targets(chapters: Iterable[Chapter]) -> list[Target]:
+    """Every program the chapters hold to run: problems', and computed exercises'."""
+    return [
+        t
+        for chapter in chapters
+        for t in _CHAPTER_TARGETS.get(chapter, partial(_of_chapter, chapter))
+    ]
 
 
 # A chapter's targets, by its identity: a long-lived process keeps the chapters an edit did not
@@ -172,7 +172,7 @@ def _sort_out(ctx: Context, chapters: list[Chapter]) -> _Todo:
         output_kb=int(config.exec_output_kb),
     )
     todo = _Todo([c.id for c in chapters], {}, {}, [], {}, limits)
-    for target in (t for chapter in chapters for t in chapter_targets(chapter)):
+    for target in targets(chapters):
         if not _runnable(target):
             continue
         todo.targets[target.manifest_path] = target

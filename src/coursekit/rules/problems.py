@@ -23,7 +23,6 @@ from coursekit.rules._programs import (
     NAMESPACE,
     Target,
     Verdict,
-    chapter_targets,
     start_early,
     targets,
     verdicts,
@@ -37,7 +36,7 @@ def _checked(ctx: Context) -> list[Target]:
     family's rules each walk them)."""
     return ctx.course.derive(
         (NAMESPACE, "targets", ctx.only),
-        lambda: [target for chapter in ctx.chapters() for target in chapter_targets(chapter)],
+        lambda: targets(ctx.chapters()),
     )
 
 
