@@ -33,11 +33,9 @@ from coursekit.memo import ByIdentity, remembering
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules import Context, Rule
 from coursekit.rules.facts import (
-    chapter_digest,
     chapter_files,
     chapter_key,
     digest,
-    fact,
     files_by_chapter,
     unsteady_chapters,
 )
@@ -131,9 +129,9 @@ class _Part:
 
 
 # Chapter parts already worked out, by the identity of the chapter's stored entry and equal to
-# the inputs they were worked out from (its digest and every fact the rules read): a process
-# that checks again and again keeps its store in memory, and at 1,000 chapters working out
-# every unchanged chapter's 55 keys and rows again took ~0.1 s of each run.
+# the key of the inputs they were worked out from (its digest and every fact the rules read):
+# a process that checks again and again keeps its store in memory, and at 1,000 chapters
+# working out every unchanged chapter's 55 keys and rows again took ~0.1 s of each run.
 _PARTS: ByIdentity[_Part] = ByIdentity(100_000)
 _OWNERS: ByIdentity[dict[str, str | None]] = ByIdentity(16)
 
@@ -156,16 +154,13 @@ class _Plan:
         fields = {EVERY, *(rule.code for rule in rules)}  # what a whole entry holds
         for chapter_id, chapter in course.chapters.items():
             stored = ctx.store.get(NAMESPACE, self.entry(chapter_id))
+            every = chapter_key(course, chapter, read)
 
-            def work(chapter: Chapter = chapter, stored: Any = stored) -> _Part:
-                return _part(course, chapter, stored, rules, by_facts, read, fields)
+            def work(chapter: Chapter = chapter, stored: Any = stored, every: str = every) -> _Part:
+                return _part(course, chapter, stored, rules, by_facts, every, fields)
 
             if isinstance(stored, dict) and remembering():
-                inputs = [
-                    chapter_digest(course, chapter),
-                    *(fact(course, n, chapter) for n in read),
-                ]
-                part = _PARTS.get(stored, work, shape, *inputs)
+                part = _PARTS.get(stored, work, shape, every)
             else:
                 part = work()
             self.keys[chapter_id] = part.keys
@@ -202,17 +197,17 @@ def _part(
     stored: Any,
     rules: Sequence[Rule],
     by_facts: set[Any],
-    read: Sequence[str],
+    every: str,
     fields: set[str],
 ) -> _Part:
-    """What of the chapter's stored entry still holds, and which rules must run on it."""
+    """What of the chapter's stored entry still holds, and which rules must run on it
+    (`every`: the key of all it was written under, if it is whole)."""
     stored = stored if isinstance(stored, dict) else {}
-    every = chapter_key(course, chapter, read)
     whole = _whole(stored, every, fields)
     if whole is not None:
         return whole
     part = _Part({}, {EVERY: every}, [], [], True)
-    keys = {read: chapter_key(course, chapter, read) for read in by_facts}
+    keys = {facts: chapter_key(course, chapter, facts) for facts in by_facts}
     for rule in rules:
         key = part.keys[rule.code] = keys[rule.per_chapter or ()]
         hit: Any = stored.get(rule.code)
@@ -245,7 +240,7 @@ def _whole(stored: dict[str, Any], every: str, fields: set[str]) -> _Part | None
             if rows is None:
                 return None
             found += rows
-    return _Part({}, dict(stored), found, [], False)
+    return _Part({}, stored, found, [], False)  # (the plan copies what it adds to)
 
 
 def _owners(course: Course) -> dict[str, str | None]:
