@@ -144,3 +144,18 @@ def coursekit_tables(pyproject: str) -> str:
         if keep:
             kept.append(line)
     return "\n".join(kept) + "\n" if kept else ""
+
+
+def generate(chapters: int, root: Path) -> Path:
+    """benchmarks/generate.py's synthetic course of `chapters` chapters, written under `root`
+    (its course folder returned): a course whose every chapter has lessons, problems and
+    exercises, as the benchmarks measure."""
+    import importlib.util
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "generate.py"
+    spec = importlib.util.spec_from_file_location("ck_generate", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    course: Path = module.generate(chapters, root)
+    return course

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -24,17 +23,9 @@ from coursekit.options import Options
 from coursekit.project import find_project
 from coursekit.rules import REGISTRY
 from coursekit.store import MemoryStore
+from helpers import generate
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def _generator() -> Callable[[int, Path], Path]:
-    spec = importlib.util.spec_from_file_location("ck_generate", REPO / "benchmarks/generate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    generate: Callable[[int, Path], Path] = module.generate
-    return generate
 
 
 # The result store ---------------------------------------------------------------------------
@@ -228,7 +219,7 @@ class Runs:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    _generator()(2, tmp_path)
+    generate(2, tmp_path)
     (tmp_path / "pyproject.toml").write_text("[tool.coursekit]\n", encoding="utf-8")
     return tmp_path
 

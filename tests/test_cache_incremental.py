@@ -4,7 +4,6 @@ and what comes out is always what a run from nothing reports."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import random
 import re
@@ -27,10 +26,9 @@ from coursekit.project import Project, find_project
 from coursekit.rules import REGISTRY, Context, Finding
 from coursekit.rules.facts import FACTS, chapter_key
 from coursekit.store import MemoryStore
-from helpers import SharedVerdicts
+from helpers import SharedVerdicts, generate
 
 BUNDLED = Path(__file__).resolve().parent.parent / "course"
-GENERATE = BUNDLED.parent / "benchmarks/generate.py"
 OPTIONS = Options(exec=False, formulas=False)  # no sympy, no programs: the verdict tests add them
 WITH_PROGRAMS = Options(exec=True, formulas=False)
 BOOK0 = "0/book.yaml"
@@ -630,13 +628,7 @@ def validated(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
 def three_chapters(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """benchmarks/generate.py's course at three chapters, each one with lessons, problems and
     exercises (the bundled course has them in II.2 alone)."""
-    spec = importlib.util.spec_from_file_location("ck_generate", GENERATE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    folder = tmp_path_factory.mktemp("generated")
-    module.generate(3, folder)
-    return folder / "course"
+    return generate(3, tmp_path_factory.mktemp("generated"))
 
 
 @pytest.mark.parametrize("options", [OPTIONS, WITH_PROGRAMS], ids=["rules", "programs"])

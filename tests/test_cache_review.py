@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -11,22 +10,14 @@ import pytest
 from click.testing import CliRunner
 
 from coursekit.cli import main
+from helpers import generate
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _generate(chapters: int, root: Path) -> None:
-    spec = importlib.util.spec_from_file_location("ck_generate", REPO / "benchmarks/generate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    generate: Callable[[int, Path], Path] = module.generate
-    generate(chapters, root)
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    _generate(2, tmp_path)
+    generate(2, tmp_path)
     (tmp_path / "pyproject.toml").write_text("[tool.coursekit]\n", encoding="utf-8")
     return tmp_path
 

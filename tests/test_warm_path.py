@@ -19,6 +19,7 @@ from conftest import make_course
 from coursekit import warm
 from coursekit.cache_files import CACHE_DIR, FORMAT
 from coursekit.cache_tree import RACY_NS
+from helpers import generate
 
 # The language server's libraries: `coursekit lsp` alone pays for them, never `check`.
 LSP = ("pygls", "lsprotocol", "cattrs", "coursekit.lsp")
@@ -73,15 +74,7 @@ def test_warm_output_with_errors_is_the_cold_output(tiny_course: Path) -> None:
 
 
 def test_warm_run_of_a_full_course_imports_neither_sympy_nor_numpy(tmp_path: Path) -> None:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "ck_generate", Path(__file__).resolve().parent.parent / "benchmarks/generate.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    course = module.generate(1, tmp_path)
+    course = generate(1, tmp_path)
     cold = _run(course)
     warm = _run(course, importtime=True)
     assert (warm.stdout, warm.returncode) == (cold.stdout, cold.returncode)
