@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from coursekit.exec import runner as exec_runner
 from coursekit.options import Options
 from coursekit.project import find_project
 from coursekit.rules.base import MemoryStore
+from helpers import generate
 
 ROOT = Path(__file__).parents[2]
 
@@ -24,11 +24,6 @@ pytestmark = pytest.mark.own_exec_runner
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from generate import generate  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
     course: Path = generate(2, tmp_path_factory.mktemp("gen") / "c")
     assert list(course.rglob("solution.py")) and "claims:" in "".join(
         p.read_text() for p in course.rglob("*.md")

@@ -22,6 +22,7 @@ from coursekit.load.parsecache import PackedSource, cached_parse
 from coursekit.load.yamlsafe import LoadError, RealFolders, parse_yaml, read_text
 from coursekit.model.base import Node, walk_nodes
 from coursekit.store import MemoryStore
+from helpers import generate
 
 
 def _course(root: Path, lessons: int) -> Path:
@@ -274,15 +275,9 @@ def test_a_load_from_the_cache_runs_no_full_collection(tmp_path: Path) -> None:
     """Built from the cache, a load makes no garbage cycles: a full collection, walking every
     object the load had built, was 0.28 s of a 1.4 s load at 1,000 chapters. Parsing YAML
     does leave cycles: a load that parses resumes full collections (a tenth as often)."""
-    import sys
 
     from coursekit.load import collecting
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        from generate import generate  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
     course: Path = generate(20, tmp_path / "c")
     documents = sum(1 for p in course.rglob("*") if p.suffix in (".yaml", ".md"))
     assert documents > 2 * collecting.PARSES_BEFORE_COLLECTING

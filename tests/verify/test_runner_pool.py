@@ -17,6 +17,7 @@ from coursekit.options import Options
 from coursekit.verify import MathsSpec, verify_document, verify_documents
 from coursekit.verify.claims import CheckResult
 from coursekit.verify.isolation import run_isolated
+from helpers import generate
 
 ROOT = Path(__file__).parents[2]
 
@@ -136,11 +137,6 @@ def test_verdicts_are_the_same_whatever_the_number_of_workers() -> None:
 
 
 def _course(tmp_path: Path) -> Path:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from generate import generate  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
     course: Path = generate(3, tmp_path / "c")
     # Planted: a claim's value and a number in the prose that disagree with the formulas.
     lessons = sorted(course.rglob("*.md"))
