@@ -164,7 +164,9 @@ class _Plan:
             else:
                 part = work()
             self.keys[chapter_id] = part.keys
-            self.kept[chapter_id] = dict(part.kept)  # (run_per_chapter adds to it)
+            # run_per_chapter adds to the entries of the chapters it runs rules on: a copy of
+            # those; the others stay the stored (or remembered) entry itself
+            self.kept[chapter_id] = dict(part.kept) if part.todo else part.kept
             self.found += part.found
             for code in part.todo:
                 self.todo.setdefault(code, []).append(chapter_id)

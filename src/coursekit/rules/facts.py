@@ -17,6 +17,7 @@ and nothing found there is kept.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -32,6 +33,7 @@ Fact = Callable[[Course, Chapter], str]
 SUMMARIES = "summaries"  # the store's namespace of per-chapter summaries
 _UNSTEADY = ("facts", "unsteady")
 _MANIFESTS = ("facts", "manifests")  # derived from the manifests (and which files exist) alone
+_FILES = ("facts", "files")  # which files each chapter holds
 
 
 def digest(value: object) -> str:
@@ -87,7 +89,7 @@ def files_by_chapter(course: Course) -> dict[str, list[str]]:
             out[chapter_id] = sorted(listed)
         return out
 
-    return course.derive(("facts", "files"), compute)
+    return course.derive(_FILES, compute)
 
 
 def _listed(chapter: Chapter) -> set[str]:
@@ -134,7 +136,7 @@ def summary(
         # one entry per chapter, holding the key it was computed under: an edit finds the
         # stale entry where the last run left it (its pack), rather than missing a new key
         key = chapter_key(course, chapter, facts)
-        entry = digest([name, chapter.id])
+        entry = _summary_entry(name, chapter.id)
         kept = store.get(SUMMARIES, entry)
         if isinstance(kept, list) and len(kept) == 2 and kept[0] == key:
             return kept[1]
@@ -142,15 +144,27 @@ def summary(
         store.put(SUMMARIES, entry, [key, value])
         return value
 
-    return course.derive(("facts", "summary", name, chapter.id), fresh)
+    return course.derive(("facts", "summary", name, chapter.id, *facts), fresh)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _summary_entry(name: str, chapter_id: str) -> str:
+    """The store key of a chapter's summary (the same in every run: a JSON dump and a hash
+    per chapter were a tenth of the daemon's run after a Book 0 title was renamed)."""
+    return digest([name, chapter_id])
 
 
 def fact(course: Course, name: str, chapter: Chapter) -> str:
     """The named fact's digest for the chapter, once per run (every fact reads manifests
-    alone, so a course patched with new lesson texts keeps it: see `carried`)."""
-    return course.derive(
-        (*_MANIFESTS, "of", name, chapter.id), lambda: FACTS[name](course, chapter)
-    )
+    alone, so a course patched with new lesson texts keeps it: see `carried`). A fact that
+    is the same for every chapter is worked out once per course, not once per chapter: at
+    1,000 chapters the per-chapter lookups were most of the daemon's plan after a Book 0
+    title was renamed."""
+    if name in PER_CHAPTER:
+        return course.derive(
+            (*_MANIFESTS, "of", name, chapter.id), lambda: FACTS[name](course, chapter)
+        )
+    return course.derive((*_MANIFESTS, "of", name), lambda: FACTS[name](course, chapter))
 
 
 def chapter_key(course: Course, chapter: Chapter, facts: Sequence[str]) -> str:
@@ -158,10 +172,25 @@ def chapter_key(course: Course, chapter: Chapter, facts: Sequence[str]) -> str:
 
     def compute() -> str:
         # digests (hex) joined by NUL, not a JSON list: 8,000 keys at 1,000 chapters
-        parts = [chapter_digest(course, chapter), *(fact(course, n, chapter) for n in facts)]
+        parts = [chapter_digest(course, chapter)]
+        for name, same in zip(facts, _same_for_all(course, tuple(facts)), strict=True):
+            parts.append(fact(course, name, chapter) if same is None else same)
         return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:32]
 
     return course.derive(("facts", "chapter", chapter.id, "key", *facts), compute)
+
+
+def _same_for_all(course: Course, facts: tuple[str, ...]) -> list[str | None]:
+    """Each named fact's digest where it is the same for every chapter, None where it is the
+    chapter's own (`PER_CHAPTER`): worked out once per course, not once per chapter key."""
+
+    def compute() -> list[str | None]:
+        some = next(iter(course.chapters.values()), None)
+        if some is None:
+            return [None] * len(facts)
+        return [None if n in PER_CHAPTER else fact(course, n, some) for n in facts]
+
+    return course.derive((*_MANIFESTS, "same", facts), compute)
 
 
 def carried(derived: dict[object, object], touched: set[str]) -> dict[object, object]:
@@ -169,42 +198,53 @@ def carried(derived: dict[object, object], touched: set[str]) -> dict[object, ob
     lessons changed (the same files, each lesson loaded before and now), in the chapters
     `touched`: the manifests' facts, which files each chapter holds, and the digests and
     summaries of the chapters not touched."""
-    return {key: value for key, value in derived.items() if _still_holds(key, touched)}
+    # (inline, not a call per key: the derived facts of 1,000 chapters are ~13,000 keys)
+    return {
+        key: value
+        for key, value in derived.items()
+        if type(key) is tuple
+        and key[:1] == ("facts",)
+        and (
+            key[:2] == _MANIFESTS
+            or key == _FILES
+            or (key[:2] == ("facts", "chapter") and key[2] not in touched)
+            or (key[:2] == ("facts", "summary") and key[3] not in touched)
+        )
+    }
 
 
 def carried_past_manifests(derived: dict[object, object]) -> dict[object, object]:
     """What of one run's derived facts still holds in a course where only a book manifest's
     content changed (its id, its chapters and every file as they were): which files each
-    chapter holds, each chapter's digest, and the facts that read of a book manifest no more
-    than that (`BOOK_FIELDS_UNREAD`). Not the other manifests' facts, nor any chapter key or
-    summary (they may read those facts)."""
-    return {key: value for key, value in derived.items() if _holds_past_manifests(key)}
+    chapter holds, each chapter's digest, the facts that read of a book manifest no more
+    than that (`BOOK_FIELDS_UNREAD`), and the chapter keys and summaries that read no other
+    fact (a summary is a function of its chapter's files and its named facts alone). Not the
+    other manifests' facts, nor a key or summary that reads one."""
+    # (inline, not a call per key: the derived facts of 1,000 chapters are ~13,000 keys)
+    unread = _UNREAD
+    kept: dict[object, object] = {}
+    for key, value in derived.items():
+        if type(key) is not tuple or key[:1] != ("facts",) or len(key) < 2:
+            continue
+        kind = key[1]
+        if kind == "chapter":  # its digest; a key of its digest and of facts
+            holds = len(key) == 3 or (key[3] == "key" and unread.issuperset(key[4:]))
+        elif kind == "summary":  # (name, chapter id, facts)
+            holds = unread.issuperset(key[4:])
+        elif kind == "manifests":
+            holds = len(key) > 2 and (
+                key[2] in unread or (key[2] == "of" and len(key) in (4, 5) and key[3] in unread)
+            )
+        else:
+            holds = key == _FILES
+        if holds:
+            kept[key] = value
+    return kept
 
 
 # The facts that read of a book manifest its id and its chapters' list alone, if anything.
 BOOK_FIELDS_UNREAD = ("chapter_ids", "chapter_summaries", "course_ladder", "course_notation")
-
-
-def _holds_past_manifests(key: object) -> bool:
-    if not isinstance(key, tuple):
-        return False
-    if key == ("facts", "files") or (len(key) == 3 and key[:2] == ("facts", "chapter")):
-        return True
-    if key[:2] != _MANIFESTS or len(key) < 3:
-        return False
-    return key[2] in BOOK_FIELDS_UNREAD or (
-        key[2] == "of" and len(key) == 5 and key[3] in BOOK_FIELDS_UNREAD
-    )
-
-
-def _still_holds(key: object, touched: set[str]) -> bool:
-    if not isinstance(key, tuple) or key[:1] != ("facts",):
-        return False
-    if key[:2] == _MANIFESTS or key == ("facts", "files"):
-        return True
-    if key[:2] == ("facts", "chapter"):
-        return key[2] not in touched
-    return key[:2] == ("facts", "summary") and key[3] not in touched
+_UNREAD = frozenset(BOOK_FIELDS_UNREAD)
 
 
 def unsteady(course: Course, chapter_id: str) -> None:
@@ -358,6 +398,10 @@ def notation_tables(course: Course, chapter: Chapter) -> str:
 # The notation a chapter's lessons inherit (assumptions and shapes): course.yaml's table and
 # the linked apparatus entries'. What a lesson's maths means reads these besides its own files.
 INHERITED_NOTATION = ("course_notation", "apparatus_linked")
+
+# The facts that differ from chapter to chapter (what it links); every other fact reads the
+# course alone and is the same for every chapter (`fact` works it out once).
+PER_CHAPTER = frozenset({"apparatus_linked", "book0_linked"})
 
 FACTS: dict[str, Fact] = {
     "apparatus_linked": apparatus_linked,

@@ -1,0 +1,104 @@
+"""coursekit.rules.facts: what a per-chapter result is kept under, and what outlives an edit."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from coursekit.load import load_course
+from coursekit.model.tree import Chapter, Course
+from coursekit.rules import facts
+from coursekit.rules.facts import (
+    FACTS,
+    PER_CHAPTER,
+    Fact,
+    carried_past_manifests,
+    chapter_key,
+)
+
+BUNDLED = Path(__file__).resolve().parent.parent.parent / "course"
+
+
+@pytest.fixture(scope="module")
+def course() -> Course:
+    loaded = load_course(BUNDLED, BUNDLED.parent)
+    assert len(loaded.course.chapters) > 2
+    return loaded.course
+
+
+def _each_alone(course: Course, name: str) -> set[str]:
+    """The fact's digest for each chapter, each worked out with nothing derived before it."""
+    values = set()
+    for chapter in course.chapters.values():
+        course.derived.clear()
+        values.add(FACTS[name](course, chapter))
+    course.derived.clear()
+    return values
+
+
+@pytest.mark.parametrize("name", sorted(FACTS))
+def test_only_what_a_chapter_links_differs_from_chapter_to_chapter(
+    course: Course, name: str
+) -> None:
+    # `fact` works out a fact outside PER_CHAPTER once per course: it must be the same for all
+    values = _each_alone(course, name)
+    if name in PER_CHAPTER:
+        assert len(values) > 1, f"{name} is the same for every chapter of the bundled course"
+    else:
+        assert len(values) == 1, f"{name} differs between chapters but is not in PER_CHAPTER"
+
+
+def test_a_fact_the_same_for_every_chapter_is_worked_out_once_per_course(
+    course: Course, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worked_out: Counter[str] = Counter()
+    for name, real in list(FACTS.items()):
+
+        def counting(
+            course: Course, chapter: Chapter, _name: str = name, _real: Fact = real
+        ) -> str:
+            worked_out[_name] += 1
+            return _real(course, chapter)
+
+        monkeypatch.setitem(FACTS, name, counting)
+    course.derived.clear()
+    keys = {chapter_key(course, chapter, sorted(FACTS)) for chapter in course.chapters.values()}
+    course.derived.clear()
+    assert len(keys) == len(course.chapters)  # each chapter's own digest is in its key
+    chapters = len(course.chapters)
+    assert worked_out == {n: chapters if n in PER_CHAPTER else 1 for n in FACTS}
+
+
+def test_a_book_manifest_edit_keeps_the_keys_and_summaries_that_read_none_of_it() -> None:
+    read, unread = "book0_linked", "chapter_ids"
+    derived: dict[object, object] = {
+        ("facts", "files"): "files",
+        ("facts", "chapter", "I.1"): "its digest",
+        ("facts", "chapter", "I.1", "key"): "of its digest alone",
+        ("facts", "chapter", "I.1", "key", unread): "and of the chapter ids",
+        ("facts", "chapter", "I.1", "key", unread, read): "and of what it links",
+        ("facts", "summary", "supports", "I.1"): ["of its files alone"],
+        ("facts", "summary", "links", "I.1", unread): ["and the chapter ids"],
+        ("facts", "summary", "titles", "I.1", read): ["and what it links"],
+        (*facts._MANIFESTS, unread): "chapter ids",
+        (*facts._MANIFESTS, "of", unread): "chapter ids, for every chapter",
+        (*facts._MANIFESTS, "of", read, "I.1"): "what I.1 links",
+        (*facts._MANIFESTS, "book0"): "Book 0's entries",
+        (*facts._MANIFESTS, "same", (unread,)): ["chapter ids"],
+        ("lessons", "I.1"): "a rule's own view",
+        "a string": "not a fact",
+    }
+    kept = carried_past_manifests(derived)
+    assert set(kept) == {
+        ("facts", "files"),
+        ("facts", "chapter", "I.1"),
+        ("facts", "chapter", "I.1", "key"),
+        ("facts", "chapter", "I.1", "key", unread),
+        ("facts", "summary", "supports", "I.1"),
+        ("facts", "summary", "links", "I.1", unread),
+        (*facts._MANIFESTS, unread),
+        (*facts._MANIFESTS, "of", unread),
+    }
+    assert all(kept[key] is derived[key] for key in kept)
