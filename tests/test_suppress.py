@@ -194,3 +194,40 @@ def test_a_text_seen_without_directives_is_not_scanned_again_but_a_new_one_is(
     edited = "a: 1\nb: 2   # coursekit: ignore[CK111]\n"
     assert apply(found, {"a.yaml": edited}, Config()) == []
     assert parsed == [edited]
+
+
+def test_a_long_lived_process_scans_only_the_texts_an_edit_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import coursekit.suppress as suppress
+    from coursekit import memo
+
+    monkeypatch.setattr(suppress, "_last", ({}, frozenset()))
+    plain = "a: 1\nb: 2\n"
+    holding = "a: 1\nb: 2   # coursekit: ignore[CK111]\n"
+    found = [d("a.yaml", 2), d("b.yaml", 2)]
+    runs: list[tuple[dict[str, str], list[str]]] = [  # the texts, and the paths scanned anew
+        ({"a.yaml": plain, "b.yaml": plain}, ["a.yaml", "b.yaml"]),
+        ({"a.yaml": holding, "b.yaml": plain}, ["a.yaml"]),  # a directive added
+        ({"a.yaml": holding, "b.yaml": "".join(["a: 1\n", "b: 2\n"])}, ["b.yaml"]),  # equal
+        ({"a.yaml": plain, "b.yaml": holding}, ["a.yaml", "b.yaml"]),  # moved to b.yaml
+        ({"b.yaml": holding}, []),  # a.yaml gone
+        ({"a.yaml": holding, "b.yaml": holding}, ["a.yaml"]),  # a.yaml back, not as it was
+    ]
+    scanned: list[str] = []
+    real = suppress._may_hold
+
+    def counted(path: str, text: str) -> bool:
+        scanned.append(path)
+        return real(path, text)
+
+    for texts, anew in runs:
+        monkeypatch.setattr(memo, "REMEMBERING", False)  # a one-shot check scans every text
+        one_shot = apply(found, texts, Config())
+        monkeypatch.setattr(memo, "REMEMBERING", True)  # as the daemon and the language server
+        monkeypatch.setattr(suppress, "_may_hold", counted)
+        scanned.clear()
+        assert apply(found, texts, Config()) == one_shot
+        assert sorted(scanned) == anew
+        monkeypatch.setattr(suppress, "_may_hold", real)
+    assert apply(found, runs[1][0], Config()) == [d("b.yaml", 2)]

@@ -32,7 +32,7 @@ from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.frontmatter import front_matter
 from coursekit.load.yamlsafe import Span, comment_start, text_spans
 from coursekit.markdown import Comment, Scan, scan
-from coursekit.memo import ByIdentity
+from coursekit.memo import remembering
 
 UNUSED = "CK001"
 INVALID = "CK002"
@@ -261,15 +261,29 @@ def per_file_ignored(diagnostic: Diagnostic, config: Config) -> bool:
     return False
 
 
-# Whether a text holds a directive, by its identity: a process that checks again and again (the
-# daemon, the language server) keeps the texts an edit did not touch, and scanning all of them
-# took ~40 ms of each run at 1,000 chapters.
-_PLAIN: ByIdentity[bool] = ByIdentity(200_000)
+_SUFFIXES = (".yaml", ".yml", ".md")  # the files a directive is read in
+
+# The last course's texts (a copy of the mapping) and which of them hold a directive: a process
+# that checks again and again (the daemon, the language server) keeps the texts an edit did not
+# touch, the very objects, so only the others are scanned. Scanning all of them took ~40 ms of
+# each run at 1,000 chapters, and a memo looked up text by text still ~12 ms.
+_last: tuple[dict[str, str], frozenset[str]] = ({}, frozenset())
 
 
-def _plain(text: str) -> bool:
-    """Whether the text holds no suppression directive at all (so nothing to parse)."""
-    return _PLAIN.get(text, lambda: "coursekit:" not in text)
+def _may_hold(path: str, text: str) -> bool:
+    """Whether the text may hold a directive (one that does not has nothing to parse)."""
+    return path.endswith(_SUFFIXES) and "coursekit:" in text
+
+
+def _holding(texts: Mapping[str, str]) -> list[str]:
+    """The paths whose text may hold a directive."""
+    global _last
+    if not remembering():
+        return [p for p, t in texts.items() if _may_hold(p, t)]
+    before, held = _last
+    found = [p for p, t in texts.items() if (p in held if before.get(p) is t else _may_hold(p, t))]
+    _last = (dict(texts), frozenset(found))
+    return found
 
 
 def apply(
@@ -279,10 +293,7 @@ def apply(
     rules = _rules()
     suppressions: list[Suppression] = []
     extra: list[Diagnostic] = []
-    holding = [
-        p for p, t in texts.items() if p.endswith((".yaml", ".yml", ".md")) and not _plain(t)
-    ]
-    for path in sorted(holding):  # (sorting the few, not every text of the course)
+    for path in sorted(_holding(texts)):  # (sorting the few, not every text of the course)
         parsed = parse(path, texts[path], rules)
         suppressions.extend(parsed.suppressions)
         extra.extend(parsed.problems)
