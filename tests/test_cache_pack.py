@@ -236,6 +236,39 @@ def test_writing_the_pack_does_not_hold_it_whole(tmp_path: Path) -> None:
     assert peak < size / 4, (peak, size)
 
 
+def test_reading_records_sets_off_no_collection_and_leaves_them_frozen(tmp_path: Path) -> None:
+    """What the pack and the stat table hold lives as long as the run and holds no cycle: the
+    collector, set off by the containers as they are built and walking them again later, took
+    ~0.24 s of a prose edit at 1,000 chapters."""
+    import gc
+
+    records = [
+        ("yaml", f"{n:064x}", {"items": [{"lesson": f"l{i}"} for i in range(20)]})
+        for n in range(2000)
+    ]
+    path = tmp_path / cache.CACHE_DIR / "v1" / PACK
+    assert write_records(path, MAGIC, records)
+    collections: list[int] = []
+
+    def counted(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.unfreeze()
+    gc.callbacks.append(counted)
+    try:
+        read = read_records(path, MAGIC)
+        frozen = gc.get_freeze_count()
+    finally:
+        gc.callbacks.remove(counted)
+        gc.unfreeze()
+    assert read == records
+    assert gc.isenabled()
+    assert collections == []
+    assert frozen > 2000 * 21  # every dict and list read (and what else the process held)
+
+
 def test_forget_lets_go_of_a_namespace_in_memory_only(course: Path) -> None:
     _check(course)
     pack = course.parent / cache.CACHE_DIR / FORMAT / PACK
