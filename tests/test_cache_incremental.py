@@ -449,7 +449,9 @@ def test_an_assumption_in_course_yaml_re_verifies_every_chapter(course: Path, ca
     assert found == _with_formulas(course)
 
 
-def test_a_book0_rename_re_verifies_only_the_chapters_linking_it(course: Path, calls: Any) -> None:
+def test_a_book0_title_rename_re_verifies_no_maths(course: Path, calls: Any) -> None:
+    """The maths of a lesson inherits the notation of the entries its chapter links, not
+    their titles: a renamed title re-runs the title rules there, and no verdict."""
     store = VerdictStore()
     _with_formulas(course, store)
     book0 = course / BOOK0
@@ -457,7 +459,58 @@ def test_a_book0_rename_re_verifies_only_the_chapters_linking_it(course: Path, c
     book0.write_text(text.replace(LINKED_BY_TWO, "Vectors and matrices"), encoding="utf-8")
     calls.clear()
     found = _with_formulas(course, store)
-    assert calls["CK804"] == calls["CK814"] == [{"I.1", "I.2"}]
+    assert calls["CK303"] == [{"I.1", "I.2"}]
+    assert not [code for code in calls if code[:3] == "CK8" or code in ("CK203", "CK204")]
+    assert found == _with_formulas(course)
+
+
+LINKED_NOTATION = (
+    "      - symbol: 'I_n'\n        meaning: the identity matrix with n rows and n columns\n"
+)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(
+            lambda text: text.replace("with n rows and n columns", "of size n"), id="meaning"
+        ),
+        pytest.param(
+            lambda text: text.replace(
+                LINKED_NOTATION, LINKED_NOTATION + "        assume: [positive]\n"
+            ),
+            id="assumption",
+        ),
+        pytest.param(  # the table's lines move down: a finding placed there moves with them
+            lambda text: text.replace(
+                f"    title: {LINKED_BY_TWO}\n",
+                f"    title: >-\n      {LINKED_BY_TWO}\n",
+            ),
+            id="moved",
+        ),
+    ],
+)
+def test_a_linked_notation_change_re_verifies_the_chapters_linking_it(
+    course: Path, calls: Any, edit: Any, request: pytest.FixtureRequest
+) -> None:
+    edit_id = request.node.callspec.id
+    store = VerdictStore()
+    _with_formulas(course, store)
+    book0 = course / BOOK0
+    text = book0.read_text(encoding="utf-8")
+    assert text.count(LINKED_NOTATION) == 1
+    edited = edit(text)
+    assert edited != text
+    book0.write_text(edited, encoding="utf-8")
+    calls.clear()
+    found = _with_formulas(course, store)
+    linking = {"I.1", "I.2"}
+    for code in ("CK804", "CK814", "CK204"):
+        (chapters,) = calls[code]
+        if edit_id == "meaning":  # nothing else of Book 0 moved
+            assert chapters == linking, code
+        else:  # the lines below moved too: the chapters linking what is there run as well
+            assert chapters >= linking, code
     assert found == _with_formulas(course)
 
 
