@@ -53,12 +53,11 @@ def name_problem(name: str) -> str | None:
 
 def child(folder: Path, *names: str) -> Path:
     """`folder / name / ...`, or `UnusableName` for a segment (or a whole path) too long."""
-    path = folder
     for name in names:
         reason = name_problem(name)
         if reason is not None:
             raise UnusableName(name, reason)
-        path = path / name
+    path = folder.joinpath(*names)  # (one path built, not one per name)
     size = len(os.fsencode(str(path)))
     if size >= PATH_MAX:
         raise UnusableName(names[-1] if names else str(folder), f"makes a path of {size:,} bytes")

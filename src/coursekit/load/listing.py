@@ -96,11 +96,16 @@ class Listing:
 
     def entries(self, folder: Path) -> list[Path]:
         """What `folder` holds, sorted ([] when it cannot be listed)."""
+        return [folder / name for name in self.entry_names(folder)]
+
+    def entry_names(self, folder: Path) -> list[str]:
+        """The names of what `folder` holds, sorted ([] when it cannot be listed): `entries`
+        with no path built (at 1,000 chapters ~6,000 of them, for a name looked at)."""
         known = self.known(folder)
         if known is not None:
-            return sorted(folder / name for name in known[0].names(known[1]))
+            return sorted(known[0].names(known[1]))
         try:
-            return sorted(folder.iterdir())
+            return sorted(os.listdir(folder))
         except OSError:
             return []
 

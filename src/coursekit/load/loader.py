@@ -136,16 +136,15 @@ class _Loader(DocumentReader):
                 listed.add(folder.name)
             if folder is None or not self.load_chapter(book_id, folder):
                 self.unloaded("chapter", chapter_id, listed_at, since)
-        for folder in self.listing.entries(book_dir):
-            if (
-                folder.name not in listed
-                and folder not in self.claimed
-                and self.exists(folder / "chapter.yaml")
-            ):
+        for name in self.listing.entry_names(book_dir):
+            if name in listed:
+                continue
+            folder = book_dir / name
+            if folder not in self.claimed and self.exists(folder / "chapter.yaml"):
                 self.report(
                     Location(self.rel(folder / "chapter.yaml")),
                     codes.UNLISTED_FILE,
-                    f"chapter folder '{folder.name}' is not listed in {self.rel(path)}",
+                    f"chapter folder '{name}' is not listed in {self.rel(path)}",
                     Severity.WARNING,
                 )
         return True
@@ -190,9 +189,10 @@ class _Loader(DocumentReader):
         """An SVG figure's text is read (size-capped, inside the course) for its orders of growth."""
         for figure in manifest.figures:
             asset = os.path.normpath(figure.asset)
-            svg = asset.endswith(".svg") and not asset.startswith(("..", "/"))
-            if svg and self.exists(folder / asset):
-                self.text(folder / asset)
+            if asset.endswith(".svg") and not asset.startswith(("..", "/")):
+                path = folder / asset
+                if self.exists(path):
+                    self.text(path)
 
     def load_chapter(self, book_id: str, folder: Path) -> bool:
         """Load a chapter and its documents; False when its chapter.yaml did not load."""
@@ -209,6 +209,7 @@ class _Loader(DocumentReader):
         chapter.assets = frozenset(self.listing.files_below(folder, self.rel(folder)))
         self.load_svg_figures(manifest, folder)
         clean = self.clean_record(chapter.dir)
+        lessons_dir = folder / "lessons"
         listed_lessons: set[str] = set()
         for index, item in enumerate(manifest.items):
             if item.lesson is None:
@@ -218,7 +219,7 @@ class _Loader(DocumentReader):
                 Where(manifest, "items", index, "lesson"),
                 "lesson",
                 item.lesson,
-                folder / "lessons",
+                lessons_dir,
                 f"{item.lesson}.md",
             )
             if lesson_path is None:
@@ -226,16 +227,16 @@ class _Loader(DocumentReader):
             lesson = self.load_lesson(lesson_path, item.lesson, manifest.id, clean)
             if lesson is not None:
                 chapter.lessons.setdefault(item.lesson, lesson)
-        lessons_dir = folder / "lessons"
         if self.listing.is_dir(lessons_dir):
-            for stray in self.listing.entries(lessons_dir):
-                if not fnmatch.fnmatchcase(stray.name, "*.md"):  # what `glob("*.md")` finds
+            for name in self.listing.entry_names(lessons_dir):
+                if not fnmatch.fnmatchcase(name, "*.md"):  # what `glob("*.md")` finds
                     continue
-                if stray.stem not in listed_lessons:
+                stem = name[:-3] if len(name) > 3 else name  # `Path.stem` (".md" is all stem)
+                if stem not in listed_lessons:
                     self.report(
-                        Location(self.rel(stray)),
+                        Location(self.rel(lessons_dir / name)),
                         codes.UNLISTED_FILE,
-                        f"lesson '{stray.stem}' is not listed in {self.rel(path)} items",
+                        f"lesson '{stem}' is not listed in {self.rel(path)} items",
                         Severity.WARNING,
                     )
         for index, problem_id in enumerate(manifest.problems):
