@@ -173,25 +173,10 @@ def chapter_key(course: Course, chapter: Chapter, facts: Sequence[str]) -> str:
 
     def compute() -> str:
         # digests (hex) joined by NUL, not a JSON list: 8,000 keys at 1,000 chapters
-        parts = [chapter_digest(course, chapter)]
-        for name, same in zip(facts, _same_for_all(course, tuple(facts)), strict=True):
-            parts.append(fact(course, name, chapter) if same is None else same)
+        parts = [chapter_digest(course, chapter), *(fact(course, n, chapter) for n in facts)]
         return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:32]
 
     return course.derive(("facts", "chapter", chapter.id, "key", *facts), compute)
-
-
-def _same_for_all(course: Course, facts: tuple[str, ...]) -> list[str | None]:
-    """Each named fact's digest where it is the same for every chapter, None where it is the
-    chapter's own (`PER_CHAPTER`): worked out once per course, not once per chapter key."""
-
-    def compute() -> list[str | None]:
-        some = next(iter(course.chapters.values()), None)
-        if some is None:
-            return [None] * len(facts)
-        return [None if n in PER_CHAPTER else fact(course, n, some) for n in facts]
-
-    return course.derive((*_MANIFESTS, "same", facts), compute)
 
 
 def carried(derived: dict[object, object], touched: set[str]) -> dict[object, object]:
