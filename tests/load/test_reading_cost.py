@@ -166,6 +166,29 @@ def test_cached_positions_are_found_without_unpacking_the_table(parsed_now: bool
     assert source.value_at(("b", 1, "c")) == fresh.value_at(("b", 1, "c"))
 
 
+def test_what_is_below_a_path_is_every_value_and_key_there_packed_or_not() -> None:
+    text = "a: 1\nb:\n  - x\n  - {c: 2.5, d: [3]}\ne: 4\n"
+    packed = cached_parse(MemoryStore(), text, "g.yaml", 2)[1]
+    fresh = parse_yaml(text, "g.yaml", 2)[1]
+    for source in (packed, fresh):
+        below = source.below(("b", 1))
+        assert [(path, key) for path, _, key in below] == [
+            (("b", 1), False),
+            (("b", 1, "c"), False),
+            (("b", 1, "d"), False),
+            (("b", 1, "d", 0), False),
+            (("b", 1, "c"), True),
+            (("b", 1, "d"), True),
+        ]
+        assert [at for _, at, key in below if not key][1] == (
+            source.value_at(("b", 1, "c")).line,
+            source.value_at(("b", 1, "c")).column,
+        )
+        assert source.below(("b", 2)) == [] and source.below(("z",)) == []
+        assert source.below(("b",))[0][0] == ("b",)  # another length: indexed too
+    assert packed.below(("b", 1)) == fresh.below(("b", 1))
+
+
 @pytest.mark.parametrize(
     "damage",
     [["not json", "x"], ['\n["a"]\tX\t2\n', ""], ['\n["a"\t1\n', "\n[[\t1\t1\n"], "[1, 2]"],

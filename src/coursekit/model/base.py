@@ -34,6 +34,11 @@ class Source:
     values: dict[YamlPath, tuple[int, int]] = field(default_factory=dict)
     keys: dict[YamlPath, tuple[int, int]] = field(default_factory=dict)
     line_offset: int = 0  # front matter starts below the `---` line
+    # (YAML path length -> the positions below each path of that length, as `below` gives
+    # them): built once per length, on the first question
+    _below: dict[int, dict[YamlPath, list[tuple[YamlPath, tuple[int, int], bool]]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def value_at(self, path: YamlPath) -> Location:
         """The value at `path`, or the nearest ancestor whose position is known."""
@@ -50,6 +55,22 @@ class Source:
         """Where the value (or, with `key`, the key) at exactly `path` starts, if known; a
         cached document's source answers from its packed tables (`load.parsecache`)."""
         return (self.keys if key else self.values).get(path)
+
+    def below(self, prefix: YamlPath) -> list[tuple[YamlPath, tuple[int, int], bool]]:
+        """Where every value and key at or below `prefix` starts in the file, as (YAML path,
+        (line, column), whether a key), in the document's order. One pass over the tables per
+        length of prefix asked, not one per question: a Book 0 of many entries is asked once
+        for each."""
+        size = len(prefix)
+        index = self._below.get(size)
+        if index is None:
+            index = self._below[size] = {}
+            for key, table in ((False, self.values), (True, self.keys)):
+                for where, (line, column) in table.items():
+                    if len(where) >= size:
+                        row = (where, (line + self.line_offset, column), key)
+                        index.setdefault(where[:size], []).append(row)
+        return index.get(prefix, [])
 
     def key_at(self, path: YamlPath) -> Location:
         pos = self.position(path, key=True)
@@ -86,6 +107,13 @@ class Node(BaseModel):
         if at is None:
             return Location("<unknown>")
         return at[0].key_at((*at[1], key))
+
+    def positions(self, *sub: str | int) -> list[tuple[YamlPath, tuple[int, int], bool]]:
+        """Where every value and key at or below `sub` of this node is written, as (YAML path,
+        (line, column), whether a key), in the order the document gives them: what moves when
+        lines above them are added or removed."""
+        at = self._located()
+        return [] if at is None else at[0].below((*at[1], *sub))
 
     @property
     def source_path(self) -> str:

@@ -24,7 +24,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from coursekit.memo import ByIdentity
-from coursekit.model.base import Node
 from coursekit.model.documents import CourseManifest
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._broken import APPARATUS_BOOK, book0_did_not_load
@@ -292,45 +291,20 @@ def apparatus_linked(course: Course, chapter: Chapter) -> str:
 
 def apparatus_notation(course: Course, chapter: Chapter) -> str:
     """The notation tables of the apparatus entries (of any book: the first declaration wins)
-    this chapter links, every field and where each is written, and which of its links
+    this chapter links, every field and where each value and key is written, and which of its links
     resolve: what its lessons' maths inherits (a renamed title does not change it)."""
 
     def compute() -> dict[str, tuple[str, str]]:
         return {
             entry_id: (
                 json.dumps([e.model_dump(mode="json") for e in entry.notation]),
-                json.dumps(
-                    [entry.source_path, _where(entry, "notation")]
-                    + [_where(e) for e in entry.notation]
-                ),
+                json.dumps([entry.source_path, entry.positions("notation")]),
             )
             for entry_id, entry in course.apparatus.items()
         }
 
     entries = course.derive((*_MANIFESTS, "apparatus_notation"), compute)
     return _linked(course, chapter, "apparatus_notation", entries)
-
-
-def _where(node: Node, *only: str) -> list[object]:
-    """Where the node's fields (`only` those named), their keys and the items of its lists
-    are written, below it too: a finding placed there moves with them."""
-    rows: list[object] = []
-    for name, info in type(node).model_fields.items():
-        key = info.alias or name
-        if only and key not in only:
-            continue
-        value = getattr(node, name)
-        at, key_at = node.loc(key), node.key_loc(key)
-        rows.append([key, at.line, at.column, key_at.line, key_at.column])
-        if isinstance(value, Node):
-            rows.append(_where(value))
-        elif isinstance(value, list):
-            for index, item in enumerate(value):
-                item_at = node.loc(key, index)
-                rows.append([index, item_at.line, item_at.column])
-                if isinstance(item, Node) and not only:
-                    rows.append(_where(item))
-    return rows
 
 
 # The ids a chapter manifest links, by its identity (a long-lived process keeps the manifests
