@@ -94,13 +94,9 @@ class Listing:
         tree, inside = known
         return tree.is_file(inside) or tree.is_dir(inside)
 
-    def entries(self, folder: Path) -> list[Path]:
-        """What `folder` holds, sorted ([] when it cannot be listed)."""
-        return [folder / name for name in self.entry_names(folder)]
-
     def entry_names(self, folder: Path) -> list[str]:
-        """The names of what `folder` holds, sorted ([] when it cannot be listed): `entries`
-        with no path built (at 1,000 chapters ~6,000 of them, for a name looked at)."""
+        """The names of what `folder` holds, sorted ([] when it cannot be listed): no path is
+        built for them (at 1,000 chapters ~6,000 of them, for a name looked at)."""
         known = self.known(folder)
         if known is not None:
             return sorted(known[0].names(known[1]))
