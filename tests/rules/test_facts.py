@@ -10,13 +10,8 @@ import pytest
 from coursekit.load import load_course
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules import facts
-from coursekit.rules.facts import (
-    FACTS,
-    PER_CHAPTER,
-    Fact,
-    carried_past_manifests,
-    chapter_key,
-)
+from coursekit.rules.carried import carried_past_manifests
+from coursekit.rules.facts import FACTS, PER_CHAPTER, Fact, chapter_key
 
 BUNDLED = Path(__file__).resolve().parent.parent.parent / "course"
 
@@ -82,11 +77,11 @@ def test_a_book_manifest_edit_keeps_the_keys_and_summaries_that_read_none_of_it(
         ("facts", "summary", "supports", "I.1"): ["of its files alone"],
         ("facts", "summary", "links", "I.1", unread): ["and the chapter ids"],
         ("facts", "summary", "titles", "I.1", read): ["and what it links"],
-        (*facts._MANIFESTS, unread): "chapter ids",
-        (*facts._MANIFESTS, "of", unread): "chapter ids, for every chapter",
-        (*facts._MANIFESTS, "of", read, "I.1"): "what I.1 links",
-        (*facts._MANIFESTS, "book0"): "Book 0's entries",
-        (*facts._MANIFESTS, "same", (unread,)): ["chapter ids"],
+        (*facts.MANIFESTS, unread): "chapter ids",
+        (*facts.MANIFESTS, "of", unread): "chapter ids, for every chapter",
+        (*facts.MANIFESTS, "of", read, "I.1"): "what I.1 links",
+        (*facts.MANIFESTS, "book0"): "Book 0's entries",
+        (*facts.MANIFESTS, "same", (unread,)): ["chapter ids"],
         ("lessons", "I.1"): "a rule's own view",
         "a string": "not a fact",
     }
@@ -98,7 +93,7 @@ def test_a_book_manifest_edit_keeps_the_keys_and_summaries_that_read_none_of_it(
         ("facts", "chapter", "I.1", "key", unread),
         ("facts", "summary", "supports", "I.1"),
         ("facts", "summary", "links", "I.1", unread),
-        (*facts._MANIFESTS, unread),
-        (*facts._MANIFESTS, "of", unread),
+        (*facts.MANIFESTS, unread),
+        (*facts.MANIFESTS, "of", unread),
     }
     assert all(kept[key] is derived[key] for key in kept)

@@ -22,7 +22,7 @@ from coursekit.load.reader import DocumentReader, Models
 from coursekit.load.yamlsafe import split_front_matter
 from coursekit.model.documents import BookManifest, LessonFrontMatter
 from coursekit.model.tree import Chapter, Course, Lesson
-from coursekit.rules.facts import carried, carried_past_manifests
+from coursekit.rules.carried import carried, carried_past_manifests
 
 Stamp = tuple[int, ...]  # cache_tree.file_stamp: mtime, ctime, size, inode, device
 
@@ -104,7 +104,7 @@ def patched_book(
     entry edited), or None unless that manifest loaded without a diagnostic before and does
     now, and still lists the same chapters under the same id: the loader's walk reads nothing
     else of it, so every chapter loads as it did. Of what the last run derived, only what the
-    chapters' own files give is kept (`coursekit.rules.facts.carried_past_manifests`)."""
+    chapters' own files give is kept (`coursekit.rules.carried.carried_past_manifests`)."""
     course = loaded.course
     reader = DocumentReader(course_dir, project_root, None, {path: text}, models)
     rel = reader.rel(path)
@@ -137,7 +137,7 @@ def _located_in(loaded: LoadResult, rel: str) -> bool:
 
 def _with(course: Course, fresh: Mapping[str, tuple[Lesson, str]]) -> Course:
     """A new course whose lessons at the paths of `fresh` are those (of what the last run
-    derived, only the facts those lessons cannot change: coursekit.rules.facts.carried)."""
+    derived, only the facts those lessons cannot change: coursekit.rules.carried.carried)."""
     chapters: dict[str, Chapter] = {}
     touched: set[str] = set()
     for chapter_id, chapter in course.chapters.items():

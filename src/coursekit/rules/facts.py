@@ -32,8 +32,8 @@ from coursekit.store import ResultStore
 Fact = Callable[[Course, Chapter], str]
 SUMMARIES = "summaries"  # the store's namespace of per-chapter summaries
 _UNSTEADY = ("facts", "unsteady")
-_MANIFESTS = ("facts", "manifests")  # derived from the manifests (and which files exist) alone
-_FILES = ("facts", "files")  # which files each chapter holds
+MANIFESTS = ("facts", "manifests")  # derived from the manifests (and which files exist) alone
+FILES = ("facts", "files")  # which files each chapter holds
 
 
 def digest(value: object) -> str:
@@ -89,7 +89,7 @@ def files_by_chapter(course: Course) -> dict[str, list[str]]:
             out[chapter_id] = sorted(listed)
         return out
 
-    return course.derive(_FILES, compute)
+    return course.derive(FILES, compute)
 
 
 def _listed(chapter: Chapter) -> set[str]:
@@ -156,15 +156,15 @@ def _summary_entry(name: str, chapter_id: str) -> str:
 
 def fact(course: Course, name: str, chapter: Chapter) -> str:
     """The named fact's digest for the chapter, once per run (every fact reads manifests
-    alone, so a course patched with new lesson texts keeps it: see `carried`). A fact that
-    is the same for every chapter is worked out once per course, not once per chapter: at
-    1,000 chapters the per-chapter lookups were most of the daemon's plan after a Book 0
-    title was renamed."""
+    alone, so a course patched with new lesson texts keeps it: coursekit.rules.carried). A
+    fact that is the same for every chapter is worked out once per course, not once per
+    chapter: at 1,000 chapters the per-chapter lookups were most of the daemon's plan after
+    a Book 0 title was renamed."""
     if name in PER_CHAPTER:
         return course.derive(
-            (*_MANIFESTS, "of", name, chapter.id), lambda: FACTS[name](course, chapter)
+            (*MANIFESTS, "of", name, chapter.id), lambda: FACTS[name](course, chapter)
         )
-    return course.derive((*_MANIFESTS, "of", name), lambda: FACTS[name](course, chapter))
+    return course.derive((*MANIFESTS, "of", name), lambda: FACTS[name](course, chapter))
 
 
 def chapter_key(course: Course, chapter: Chapter, facts: Sequence[str]) -> str:
@@ -176,60 +176,6 @@ def chapter_key(course: Course, chapter: Chapter, facts: Sequence[str]) -> str:
         return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:32]
 
     return course.derive(("facts", "chapter", chapter.id, "key", *facts), compute)
-
-
-def carried(derived: dict[object, object], touched: set[str]) -> dict[object, object]:
-    """What of one run's derived facts still holds in a course where only the texts of some
-    lessons changed (the same files, each lesson loaded before and now), in the chapters
-    `touched`: the manifests' facts, which files each chapter holds, and the digests and
-    summaries of the chapters not touched."""
-    # (inline, not a call per key: the derived facts of 1,000 chapters are ~13,000 keys)
-    return {
-        key: value
-        for key, value in derived.items()
-        if type(key) is tuple
-        and key[:1] == ("facts",)
-        and (
-            key[:2] == _MANIFESTS
-            or key == _FILES
-            or (key[:2] == ("facts", "chapter") and key[2] not in touched)
-            or (key[:2] == ("facts", "summary") and key[3] not in touched)
-        )
-    }
-
-
-def carried_past_manifests(derived: dict[object, object]) -> dict[object, object]:
-    """What of one run's derived facts still holds in a course where only a book manifest's
-    content changed (its id, its chapters and every file as they were): which files each
-    chapter holds, each chapter's digest, the facts that read of a book manifest no more
-    than that (`BOOK_FIELDS_UNREAD`), and the chapter keys and summaries that read no other
-    fact (a summary is a function of its chapter's files and its named facts alone). Not the
-    other manifests' facts, nor a key or summary that reads one."""
-    # (inline, not a call per key: the derived facts of 1,000 chapters are ~13,000 keys)
-    unread = _UNREAD
-    kept: dict[object, object] = {}
-    for key, value in derived.items():
-        if type(key) is not tuple or key[:1] != ("facts",) or len(key) < 2:
-            continue
-        kind = key[1]
-        if kind == "chapter":  # its digest; a key of its digest and of facts
-            holds = len(key) == 3 or (key[3] == "key" and unread.issuperset(key[4:]))
-        elif kind == "summary":  # (name, chapter id, facts)
-            holds = unread.issuperset(key[4:])
-        elif kind == "manifests":
-            holds = len(key) > 2 and (
-                key[2] in unread or (key[2] == "of" and len(key) in (4, 5) and key[3] in unread)
-            )
-        else:
-            holds = key == _FILES
-        if holds:
-            kept[key] = value
-    return kept
-
-
-# The facts that read of a book manifest its id and its chapters' list alone, if anything.
-BOOK_FIELDS_UNREAD = ("chapter_ids", "chapter_summaries", "course_ladder", "course_notation")
-_UNREAD = frozenset(BOOK_FIELDS_UNREAD)
 
 
 def unsteady(course: Course, chapter_id: str) -> None:
@@ -253,7 +199,7 @@ def _book0_entries(course: Course) -> dict[str, tuple[str, str]]:
             found.setdefault(entry.id, (entry.model_dump_json(), entry.source_path))
         return found
 
-    return course.derive((*_MANIFESTS, "book0"), compute)
+    return course.derive((*MANIFESTS, "book0"), compute)
 
 
 def book0_loaded(course: Course, chapter: Chapter) -> str:
@@ -263,13 +209,13 @@ def book0_loaded(course: Course, chapter: Chapter) -> str:
         book = course.books.get(APPARATUS_BOOK)
         return digest([book.path if book else None, book0_did_not_load(course)])
 
-    return course.derive((*_MANIFESTS, "book0_loaded"), compute)
+    return course.derive((*MANIFESTS, "book0_loaded"), compute)
 
 
 def book0_ids(course: Course, chapter: Chapter) -> str:
     """Book 0's entry ids, where Book 0 is declared, and whether it loaded."""
     return course.derive(
-        (*_MANIFESTS, "book0_ids"),
+        (*MANIFESTS, "book0_ids"),
         lambda: digest([sorted(_book0_entries(course)), book0_loaded(course, chapter)]),
     )
 
@@ -285,7 +231,7 @@ def apparatus_linked(course: Course, chapter: Chapter) -> str:
     def compute() -> dict[str, tuple[str, str]]:
         return {i: (e.model_dump_json(), e.source_path) for i, e in course.apparatus.items()}
 
-    entries = course.derive((*_MANIFESTS, "apparatus"), compute)
+    entries = course.derive((*MANIFESTS, "apparatus"), compute)
     return _linked(course, chapter, "apparatus", entries)
 
 
@@ -303,7 +249,7 @@ def apparatus_notation(course: Course, chapter: Chapter) -> str:
             for entry_id, entry in course.apparatus.items()
         }
 
-    entries = course.derive((*_MANIFESTS, "apparatus_notation"), compute)
+    entries = course.derive((*MANIFESTS, "apparatus_notation"), compute)
     return _linked(course, chapter, "apparatus_notation", entries)
 
 
@@ -320,7 +266,7 @@ def _linked(
     manifest = chapter.manifest
     linked = _LINKED.get(manifest, lambda: tuple(sorted({link.id for link in manifest.apparatus})))
     return course.derive(
-        (*_MANIFESTS, "linked", table, linked),
+        (*MANIFESTS, "linked", table, linked),
         lambda: digest([[i, entries.get(i)] for i in linked]),
     )
 
@@ -329,7 +275,7 @@ def _of_course_yaml(course: Course, name: str, read: Callable[[CourseManifest], 
     """The digest of what `read` takes of course.yaml (None: it did not load), and where it is."""
     manifest = course.manifest
     return course.derive(
-        (*_MANIFESTS, name),
+        (*MANIFESTS, name),
         lambda: digest([course.manifest_path, None if manifest is None else read(manifest)]),
     )
 
@@ -354,7 +300,7 @@ def course_ladder(course: Course, chapter: Chapter) -> str:
 
 def chapter_ids(course: Course, chapter: Chapter) -> str:
     """The ids of every chapter that loaded."""
-    return course.derive((*_MANIFESTS, "chapter_ids"), lambda: digest(sorted(course.chapters)))
+    return course.derive((*MANIFESTS, "chapter_ids"), lambda: digest(sorted(course.chapters)))
 
 
 def chapter_summaries(course: Course, chapter: Chapter) -> str:
@@ -376,7 +322,7 @@ def chapter_summaries(course: Course, chapter: Chapter) -> str:
         }
         return digest([books, listed, each])
 
-    return course.derive((*_MANIFESTS, "chapter_summaries"), compute)
+    return course.derive((*MANIFESTS, "chapter_summaries"), compute)
 
 
 def notation_tables(course: Course, chapter: Chapter) -> str:
@@ -395,7 +341,7 @@ def notation_tables(course: Course, chapter: Chapter) -> str:
                 rows.append([entry.symbol, where.path, where.line, where.column])
         return digest(rows)
 
-    return course.derive((*_MANIFESTS, "notation_tables"), compute)
+    return course.derive((*MANIFESTS, "notation_tables"), compute)
 
 
 # The notation a chapter's lessons inherit (assumptions and shapes): course.yaml's table and
