@@ -100,13 +100,17 @@ class TreeDigest:
         ):
             written = table["written_ns"]
             known = table["files"]
-        fresh: dict[str, list[Any]] = {}
         now = time.time_ns()
-        unmoved = self._unmoved(known, written) if known else None
-        if unmoved is None:  # a folder moved (or this is the first look): list every folder
+        found = self._from_table(known, written) if known else None
+        if found is None:  # the first look, or a folder gone: list every folder
             self.folders.clear()
             self._folder_rows = {}
-        for rel, st in self._walk() if unmoved is None else unmoved:
+            fresh: dict[str, list[Any]] = {}
+            looked_at: Iterable[tuple[str, os.stat_result]] = self._walk()
+        else:
+            fresh, looked_at = found
+            self.files = {rel: row[5] for rel, row in fresh.items()}
+        for rel, st in looked_at:
             stamp = file_stamp(st)
             old = known.get(rel)
             if (
@@ -151,58 +155,112 @@ class TreeDigest:
     def save(self) -> None:
         """Write the stat table back (only what compute() saw), stamped with when it was read."""
         if self.changed and self.safe:
-            # The folders first, the most recently changed first: a folder an editor's save
-            # moved (one that writes a new file and renames it over the old) is then the first
-            # path `_unmoved` looks at, not one after 28,000 stats.
-            folders = sorted(self._folder_rows.items(), key=lambda row: -max(row[1][:2]))
-            table = {"written_ns": self._now, "files": dict(folders) | self._fresh}
+            table = {"written_ns": self._now, "files": self._folder_rows | self._fresh}
             write_table(self.table_path, table)
 
-    def _unmoved(
+    def _from_table(
         self, known: dict[str, Any], written: int
-    ) -> list[tuple[str, os.stat_result]] | None:
-        """Every file of the table and its stat now, when every folder of the table is still
-        a folder with the stamp it had (so none gained, lost or renamed an entry) and every
-        file is still a regular file; else None. ~Half the time of listing every folder at
-        1,000 chapters (28,000 stats, and no 10,000 folder listings)."""
+    ) -> tuple[dict[str, list[Any]], list[tuple[str, os.stat_result]]] | None:
+        """The files below the course folder, listing only the folders that moved: the rows
+        of the table whose file still has the stamp it had, and the others (new or changed)
+        with their stat now. A folder whose stamp did not move holds the entries the table
+        holds for it (adding, removing or renaming one moves it), so its files are the
+        table's, each stat-ed; a folder that moved (an editor that saves by writing a new
+        file and renaming it over the old moves the folder it saves in) is listed, and a
+        folder new since the table is walked. None, for every folder to be listed, when a
+        folder of the table is gone or no longer a folder, or a file of an unmoved one is no
+        longer a regular file. ~Half the time of listing every folder at 1,000 chapters
+        (28,000 stats, and not 10,000 folder listings)."""
+        if FOLDER not in known:
+            return None
         base = str(self.course_dir)
-        files: list[tuple[str, os.stat_result]] = []
-        rows: dict[str, list[Any]] = {}
+        self._folder_rows = rows = {}
+        moved: set[str] = set()
         lstat = os.lstat
         try:
             for key, row in known.items():
-                if key.endswith(FOLDER):
-                    folder = key[:-1]
-                    st = lstat(f"{base}/{folder}" if folder else base)
-                    stamp = file_stamp(st)
-                    if not (
-                        stat.S_ISDIR(st.st_mode)
-                        and type(row) is list
-                        and row == [*stamp, ""]
-                        and not stamp_is_racy(stamp, written)
-                    ):
-                        return None
+                if not key.endswith(FOLDER):
+                    continue
+                folder = key[:-1]
+                st = lstat(f"{base}/{folder}" if folder else base)
+                if not stat.S_ISDIR(st.st_mode):
+                    return None
+                stamp = file_stamp(st)
+                if type(row) is list and row == [*stamp, ""] and not stamp_is_racy(stamp, written):
                     rows[key] = row
-                    if folder:
-                        self.folders.add(folder)
                 else:
-                    st = lstat(f"{base}/{key}")
-                    if not stat.S_ISREG(st.st_mode):
-                        return None
+                    moved.add(folder)
+                if folder:
+                    self.folders.add(folder)
+            same: dict[str, list[Any]] = {}
+            files: list[tuple[str, os.stat_result]] = []
+            settled = written - RACY_NS  # a stamp from before it proves the file unchanged
+            for key, row in known.items():
+                if key[-1] == FOLDER or (moved and key.rpartition("/")[0] in moved):
+                    continue  # a folder, or a file the listing of its moved folder gives
+                st = lstat(f"{base}/{key}")
+                if not stat.S_ISREG(st.st_mode):
+                    return None
+                if (
+                    type(row) is list
+                    and len(row) == 6
+                    and row[0] == st.st_mtime_ns
+                    and row[1] == st.st_ctime_ns
+                    and row[2] == st.st_size
+                    and row[3] == st.st_ino
+                    and row[4] == st.st_dev
+                    and type(row[5]) is str
+                    and max(row[0], row[1]) < settled
+                ):
+                    same[key] = row  # the same row: a large tree's table is not held twice
+                else:
                     files.append((key, st))
+            for folder in moved:
+                listed = self._relisted(folder, known)
+                if listed is None:
+                    return None
+                files += listed
         except OSError:
             return None
-        if FOLDER not in rows:
-            return None
-        self._folder_rows = rows
+        return same, files
+
+    def _relisted(
+        self, folder: str, known: dict[str, Any]
+    ) -> list[tuple[str, os.stat_result]] | None:
+        """The files of a folder that moved, from a listing of it, and of every folder below it
+        that the table does not hold (walked whole); None for what is not a course file."""
+        prefix = f"{folder}/" if folder else ""
+        path = f"{self.course_dir}/{folder}" if folder else str(self.course_dir)
+        # stamped before it is listed, as `_walk` does
+        self._folder_rows[prefix or FOLDER] = [*file_stamp(os.lstat(path)), ""]
+        with os.scandir(path) as listing:
+            entries = list(listing)
+        files: list[tuple[str, os.stat_result]] = []
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_file(follow_symlinks=False):
+                files.append((rel, entry.stat(follow_symlinks=False)))
+            elif entry.is_dir(follow_symlinks=False):
+                if rel + FOLDER in known or (not prefix and entry.name == CACHE_DIR):
+                    continue  # a folder of the table: its own row says whether it moved
+                self.folders.add(rel)
+                files += self._walk([(rel + "/", entry.path)])
+                if not self.safe:
+                    return None
+            else:
+                return None  # a link, a fifo, a socket, a device: the full walk says so
         return files
 
-    def _walk(self) -> Iterable[tuple[str, os.stat_result]]:
-        """Every file below the course folder. A symbolic link makes the tree unsafe to digest
-        (its target may lie anywhere), and so does anything unreadable: the walk then stops
-        with `safe` False. The entry's type comes with the listing, so only files are stat-ed,
-        and a regular file (most entries) is known after one test."""
-        stack = [("", str(self.course_dir))]
+    def _walk(
+        self, stack: list[tuple[str, str]] | None = None
+    ) -> Iterable[tuple[str, os.stat_result]]:
+        """Every file below the course folder (or below the folders `stack` names: (their
+        path relative to it and "/", their path)). A symbolic link makes the tree unsafe to
+        digest (its target may lie anywhere), and so does anything unreadable: the walk then
+        stops with `safe` False. The entry's type comes with the listing, so only files are
+        stat-ed, and a regular file (most entries) is known after one test."""
+        if stack is None:
+            stack = [("", str(self.course_dir))]
         folders = self.folders
         rows = self._folder_rows
         while stack:
