@@ -394,6 +394,28 @@ def test_a_replay_prints_the_cold_bytes_and_imports_no_command_line(
     assert hit.returncode == code
 
 
+def test_the_installed_command_imports_nothing_of_its_own_before_a_replay(
+    settled: dict[str, Path],
+) -> None:
+    """pip's console-script wrapper imports `re` before coursekit runs (~5 ms of a replay that
+    takes ~15 ms at 100 chapters); the script coursekit installs (bin/coursekit) does not."""
+    script = Path(sys.executable).parent / "coursekit"
+    root = settled["clean"]
+    command = [sys.executable, "-X", "importtime", str(script), "check"]
+    hit = subprocess.run(
+        [*command, "--course", str(root / "course")],
+        cwd=root,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert _replayed(hit)
+    assert "re" not in _imported(hit.stderr)
+    assert (hit.stdout, hit.returncode) == (_ck(root, importtime=False).stdout, 0)
+
+
 def test_a_racy_tree_writes_no_record(tiny_course: Path) -> None:
     root = tiny_course.parent
     _ck(root, importtime=False)  # cold: every stamp is seconds old at most

@@ -197,7 +197,7 @@ def decode(data: bytes) -> tuple[str, list[tuple[bytes, bytes]], str, int] | Non
     head = len(MAGIC) + 8
     if not data.startswith(MAGIC) or len(data) < head:
         return None
-    body = data[head:]
+    body = memoryview(data)[head:]  # not a copy: a record is ~5 MB at 1,000 chapters
     if data[len(MAGIC) : head] != b"%08x" % binascii.crc32(body):
         return None
     try:
