@@ -309,3 +309,57 @@ def test_a_load_from_the_cache_runs_no_full_collection(tmp_path: Path) -> None:
     cached = _full_thresholds_during(lambda: load_course(course, tmp_path, store))
     assert parsing == {collecting.NO_FULL_COLLECTION, collecting.FEW_FULL_COLLECTIONS}
     assert cached == {collecting.NO_FULL_COLLECTION}
+
+
+def _chapter_manifest() -> Node:
+    from coursekit.load.validate import validate
+    from coursekit.model.documents import ChapterManifest
+
+    text = (REPO / "course/II/2-from-recurrence-to-attention/chapter.yaml").read_text("utf-8")
+    data, source = parse_yaml(text, "chapter.yaml")
+    model, problems = validate(ChapterManifest, data, source)
+    assert model is not None, problems
+    return model
+
+
+@pytest.mark.parametrize("how", ["model_copy", "deep model_copy", "copy.copy", "deepcopy"])
+def test_a_copy_of_a_node_keeps_where_it_came_from(how: str) -> None:
+    import copy
+
+    node = _chapter_manifest()
+    copied = {
+        "model_copy": lambda: node.model_copy(),
+        "deep model_copy": lambda: node.model_copy(deep=True),
+        "copy.copy": lambda: copy.copy(node),
+        "deepcopy": lambda: copy.deepcopy(node),
+    }[how]()
+    assert copied == node and copied is not node
+    assert copied.loc("strands") == node.loc("strands") and node.loc("strands").line > 1
+    assert [n.located_in is not None for n in walk_nodes(copied)] == [True] * len(
+        list(walk_nodes(node))
+    )
+
+
+def test_where_a_node_came_from_costs_no_mapping_per_node() -> None:
+    """A one-key dict per node to hold its (source, path) was ~15 MB of a 1,000-chapter
+    course: what `attach` adds per node is the pair and its path, ~100 bytes."""
+    import tracemalloc
+
+    from coursekit.model.documents import ChapterManifest
+
+    text = (REPO / "course/II/2-from-recurrence-to-attention/chapter.yaml").read_text("utf-8")
+    data, source = parse_yaml(text, "chapter.yaml")
+    models = [ChapterManifest.model_validate(data) for _ in range(30)]
+    nodes = sum(len(list(walk_nodes(model))) for model in models)
+    assert nodes > 600 and all(model.located_in is None for model in models)
+    tracemalloc.start()
+    try:
+        for model in models:
+            model.attach(source)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held / nodes < 180, held / nodes
+    assert models[0] == models[1]  # equal data in an equal place
+    models[1].attach(source, ("elsewhere",))
+    assert models[0] != models[1]  # equality still sees the location

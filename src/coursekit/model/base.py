@@ -7,10 +7,11 @@ points at the exact line and column, without reopening any file.
 
 from __future__ import annotations
 
+import copy
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
 
@@ -83,16 +84,40 @@ class Node(BaseModel):
     """Base of every document model: unknown keys are errors, and values know their place.
 
     Where a node came from (its `Source` and YAML path) is kept in the instance's
-    `__pydantic_private__` mapping, set by `attach`, rather than declared as pydantic private
+    `__pydantic_private__` slot, set by `attach`, rather than declared as pydantic private
     attributes: pydantic initialises declared private attributes for every node it builds,
-    which cost about as much as validating it (~40 ms of a 100-chapter load); equality and
-    copies still see the location, as they did when it was declared."""
+    which cost about as much as validating it (~40 ms of a 100-chapter load). The slot holds
+    the (source, path) pair itself, not pydantic's usual mapping of names: a one-key dict per
+    node was ~15 MB of a 1,000-chapter course. Equality compares it as it compares the
+    mapping; copies (`model_copy`, `copy`) carry it over, as they did when it was declared."""
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True, populate_by_name=True)
 
     def _located(self) -> tuple[Source, YamlPath] | None:
-        private = self.__pydantic_private__
-        return private.get(_AT) if private else None
+        located: tuple[Source, YamlPath] | None = object.__getattribute__(
+            self, "__pydantic_private__"
+        )
+        return located
+
+    def __copy__(self) -> Self:
+        located = self._located()
+        object.__setattr__(self, "__pydantic_private__", None)  # what pydantic's copy expects
+        try:
+            copied = super().__copy__()
+        finally:
+            object.__setattr__(self, "__pydantic_private__", located)
+        object.__setattr__(copied, "__pydantic_private__", located)
+        return copied
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        located = self._located()
+        object.__setattr__(self, "__pydantic_private__", None)
+        try:
+            copied = super().__deepcopy__(memo)
+        finally:
+            object.__setattr__(self, "__pydantic_private__", located)
+        object.__setattr__(copied, "__pydantic_private__", copy.deepcopy(located, memo))
+        return copied
 
     def loc(self, *sub: str | int) -> Location:
         """Location of this node, or of a value below it (`node.loc("claims", 2, "value")`)."""
@@ -128,12 +153,10 @@ class Node(BaseModel):
 
     def attach(self, source: Source, path: YamlPath = ()) -> None:
         """Record where this node and every node below it came from."""
-        object.__setattr__(self, "__pydantic_private__", {_AT: (source, path)})
+        object.__setattr__(self, "__pydantic_private__", (source, path))
         for name, key in _node_fields(type(self)):
             _attach_value(getattr(self, name), source, (*path, key))
 
-
-_AT = "at"
 
 # Per model class: the (attribute, YAML key) of each field whose value can hold a node; the
 # others (strings, numbers, lists of them) are not walked.
