@@ -162,7 +162,7 @@ def test_random_changes_give_what_a_look_from_nothing_gives(
     table = tmp_path / ".coursekit_cache" / "table.bin"
     _look(root, table)
     unlisted = 0
-    for step in range(60):
+    for step in range(40):
         files = sorted(p for p in root.rglob("*") if p.is_file())
         folders = sorted(p for p in root.rglob("*") if p.is_dir())
         kind = rng.choice(["edit", "edit", "save", "add", "remove", "rename", "mkdir", "tree"])
