@@ -246,7 +246,7 @@ def test_saving_converts_the_values_computed_one_at_a_time(tmp_path: Path) -> No
     root.mkdir()
     store = PackedStore(cache.DiskStore(root))
     store.below.put = lambda *_: None  # type: ignore[method-assign]  # measure the pack alone
-    for n in range(1500):
+    for n in range(600):
         store.put(
             "yaml", f"{n:064x}:0", {"data": {"items": [{"lesson": f"l{i}"} for i in range(40)]}}
         )
