@@ -322,18 +322,26 @@ def _chapter_manifest() -> Node:
     return model
 
 
-@pytest.mark.parametrize("how", ["model_copy", "deep model_copy", "copy.copy", "deepcopy"])
+HOW = ["model_copy", "deep model_copy", "deep, updated", "copy.copy", "deepcopy", "pickle"]
+
+
+@pytest.mark.parametrize("how", HOW)
 def test_a_copy_of_a_node_keeps_where_it_came_from(how: str) -> None:
     import copy
+    import pickle
 
     node = _chapter_manifest()
-    copied = {
+    copies: dict[str, Callable[[], Node]] = {
         "model_copy": lambda: node.model_copy(),
         "deep model_copy": lambda: node.model_copy(deep=True),
+        "deep, updated": lambda: node.model_copy(deep=True, update={"maturity": "M4"}),
         "copy.copy": lambda: copy.copy(node),
         "deepcopy": lambda: copy.deepcopy(node),
-    }[how]()
-    assert copied == node and copied is not node
+        "pickle": lambda: pickle.loads(pickle.dumps(node)),
+    }
+    copied = copies[how]()
+    assert copied is not node
+    assert (copied == node) is (how != "deep, updated")
     assert copied.loc("strands") == node.loc("strands") and node.loc("strands").line > 1
     assert [n.located_in is not None for n in walk_nodes(copied)] == [True] * len(
         list(walk_nodes(node))

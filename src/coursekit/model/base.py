@@ -7,9 +7,10 @@ points at the exact line and column, without reopening any file.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -89,7 +90,8 @@ class Node(BaseModel):
     which cost about as much as validating it (~40 ms of a 100-chapter load). The slot holds
     the (source, path) pair itself, not pydantic's usual mapping of names: a one-key dict per
     node was ~15 MB of a 1,000-chapter course. Equality compares it as it compares the
-    mapping; copies (`model_copy`, `copy`) carry it over, as they did when it was declared."""
+    mapping; copies (`model_copy`, `copy`) and pickles carry it over, as they did when it was
+    declared."""
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True, populate_by_name=True)
 
@@ -99,25 +101,32 @@ class Node(BaseModel):
         )
         return located
 
+    # pydantic's own copies and pickling read its private slot as a mapping of names: the
+    # pair is taken out while they run (`_hidden`) and put where it belongs afterwards.
     def __copy__(self) -> Self:
-        located = self._located()
-        object.__setattr__(self, "__pydantic_private__", None)  # what pydantic's copy expects
-        try:
+        with _hidden(self) as located:
             copied = super().__copy__()
-        finally:
-            object.__setattr__(self, "__pydantic_private__", located)
         object.__setattr__(copied, "__pydantic_private__", located)
         return copied
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
-        located = self._located()
-        object.__setattr__(self, "__pydantic_private__", None)
-        try:
+        with _hidden(self) as located:
             copied = super().__deepcopy__(memo)
-        finally:
-            object.__setattr__(self, "__pydantic_private__", located)
         object.__setattr__(copied, "__pydantic_private__", copy.deepcopy(located, memo))
         return copied
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        with _hidden(self) as located:
+            copied = super().model_copy(update=update, deep=deep)
+        object.__setattr__(
+            copied, "__pydantic_private__", copy.deepcopy(located) if deep else located
+        )
+        return copied
+
+    def __getstate__(self) -> dict[Any, Any]:
+        with _hidden(self) as located:
+            state = super().__getstate__()
+        return {**state, "__pydantic_private__": located}
 
     def loc(self, *sub: str | int) -> Location:
         """Location of this node, or of a value below it (`node.loc("claims", 2, "value")`)."""
@@ -156,6 +165,17 @@ class Node(BaseModel):
         object.__setattr__(self, "__pydantic_private__", (source, path))
         for name, key in _node_fields(type(self)):
             _attach_value(getattr(self, name), source, (*path, key))
+
+
+@contextlib.contextmanager
+def _hidden(node: Node) -> Iterator[tuple[Source, YamlPath] | None]:
+    """The node's location, its private slot empty (None, as pydantic expects) meanwhile."""
+    located = node._located()
+    object.__setattr__(node, "__pydantic_private__", None)
+    try:
+        yield located
+    finally:
+        object.__setattr__(node, "__pydantic_private__", located)
 
 
 # Per model class: the (attribute, YAML key) of each field whose value can hold a node; the
