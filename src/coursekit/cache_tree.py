@@ -14,9 +14,9 @@ import itertools
 import os
 import stat
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from coursekit.cache_files import CACHE_DIR, file_digest, read_records, sha256, write_records
 
@@ -70,6 +70,22 @@ def stamp_is_racy(stamp: Sequence[int], seen_ns: int) -> bool:
     return max(stamp[0], stamp[1]) >= seen_ns - RACY_NS
 
 
+def _holds(row: Any, st: os.stat_result, settled: int) -> TypeGuard[list[Any]]:
+    """Whether a row of the table still holds for a file stat-ed now: the same stamp, from
+    before `settled` (a racily clean stamp proves nothing), beside a digest."""
+    return (
+        type(row) is list
+        and len(row) == 6
+        and row[0] == st.st_mtime_ns
+        and row[1] == st.st_ctime_ns
+        and row[2] == st.st_size
+        and row[3] == st.st_ino
+        and row[4] == st.st_dev
+        and type(row[5]) is str
+        and max(row[0], row[1]) < settled
+    )
+
+
 class TreeDigest:
     """The content hash of every file under the course folder, memoised by stat tuple."""
 
@@ -110,20 +126,14 @@ class TreeDigest:
         else:
             fresh, looked_at = found
             self.files = {rel: row[5] for rel, row in fresh.items()}
+        settled = written - RACY_NS
         for rel, st in looked_at:
-            stamp = file_stamp(st)
             old = known.get(rel)
-            if (
-                type(old) is list
-                and len(old) == 6
-                and old[:5] == stamp
-                and type(old[5]) is str
-                and not stamp_is_racy(stamp, written)
-            ):
+            if _holds(old, st, settled):
                 row = old  # the same row: a large tree's table is not held twice
             else:
                 try:
-                    row = [*stamp, file_digest(self.course_dir / rel, st)]
+                    row = [*file_stamp(st), file_digest(self.course_dir / rel, st)]
                 except OSError:
                     self.safe = False
                     return None
@@ -201,66 +211,30 @@ class TreeDigest:
                 st = lstat(f"{base}/{key}")
                 if not stat.S_ISREG(st.st_mode):
                     return None
-                if (
-                    type(row) is list
-                    and len(row) == 6
-                    and row[0] == st.st_mtime_ns
-                    and row[1] == st.st_ctime_ns
-                    and row[2] == st.st_size
-                    and row[3] == st.st_ino
-                    and row[4] == st.st_dev
-                    and type(row[5]) is str
-                    and max(row[0], row[1]) < settled
-                ):
+                if _holds(row, st, settled):
                     same[key] = row  # the same row: a large tree's table is not held twice
                 else:
                     files.append((key, st))
-            for folder in moved:
-                listed = self._relisted(folder, known)
-                if listed is None:
-                    return None
-                files += listed
         except OSError:
             return None
-        return same, files
+        if moved:  # listed again, and walked into where the table held nothing
+            relisted = [(f"{f}/" if f else "", f"{base}/{f}" if f else base) for f in moved]
+            files += self._listed(relisted, known)
+        return (same, files) if self.safe else None
 
-    def _relisted(
-        self, folder: str, known: dict[str, Any]
-    ) -> list[tuple[str, os.stat_result]] | None:
-        """The files of a folder that moved, from a listing of it, and of every folder below it
-        that the table does not hold (walked whole); None for what is not a course file."""
-        prefix = f"{folder}/" if folder else ""
-        path = f"{self.course_dir}/{folder}" if folder else str(self.course_dir)
-        # stamped before it is listed, as `_walk` does
-        self._folder_rows[prefix or FOLDER] = [*file_stamp(os.lstat(path)), ""]
-        with os.scandir(path) as listing:
-            entries = list(listing)
-        files: list[tuple[str, os.stat_result]] = []
-        for entry in entries:
-            rel = prefix + entry.name
-            if entry.is_file(follow_symlinks=False):
-                files.append((rel, entry.stat(follow_symlinks=False)))
-            elif entry.is_dir(follow_symlinks=False):
-                if rel + FOLDER in known or (not prefix and entry.name == CACHE_DIR):
-                    continue  # a folder of the table: its own row says whether it moved
-                self.folders.add(rel)
-                files += self._walk([(rel + "/", entry.path)])
-                if not self.safe:
-                    return None
-            else:
-                return None  # a link, a fifo, a socket, a device: the full walk says so
-        return files
+    def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
+        """Every file below the course folder, every folder listed."""
+        return self._listed([("", str(self.course_dir))])
 
-    def _walk(
-        self, stack: list[tuple[str, str]] | None = None
-    ) -> Iterable[tuple[str, os.stat_result]]:
-        """Every file below the course folder (or below the folders `stack` names: (their
-        path relative to it and "/", their path)). A symbolic link makes the tree unsafe to
-        digest (its target may lie anywhere), and so does anything unreadable: the walk then
-        stops with `safe` False. The entry's type comes with the listing, so only files are
-        stat-ed, and a regular file (most entries) is known after one test."""
-        if stack is None:
-            stack = [("", str(self.course_dir))]
+    def _listed(
+        self, stack: list[tuple[str, str]], known: dict[str, Any] | None = None
+    ) -> Iterator[tuple[str, os.stat_result]]:
+        """Every file in the folders `stack` names ((their path relative to the course folder
+        and "/", their path)) and below them, but not in a folder whose row `known` holds (its
+        own row says whether it moved). A symbolic link makes the tree unsafe to digest (its
+        target may lie anywhere), and so does anything unreadable: the listing then stops
+        with `safe` False. The entry's type comes with the listing, so only files are stat-ed,
+        and a regular file (most entries) is known after one test."""
         folders = self.folders
         rows = self._folder_rows
         while stack:
@@ -282,7 +256,8 @@ class TreeDigest:
                         continue  # a course folder that is the project root holds the cache
                     rel = prefix + entry.name
                     folders.add(rel)
-                    stack.append((rel + "/", entry.path))
+                    if known is None or rel + FOLDER not in known:
+                        stack.append((rel + "/", entry.path))
                 else:
                     self.safe = False  # a link, a fifo, a socket, a device: not a course file
                     return
