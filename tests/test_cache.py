@@ -491,6 +491,40 @@ def test_a_run_that_read_the_digested_tree_is_recorded_without_a_second_stat(
     assert replays and replays[0] is not None, stored  # the edited run was recorded
 
 
+def test_a_miss_writes_the_stat_table_before_the_run_and_holds_no_row_through_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the table was written when the run was recorded, and its ~28,000 rows were
+    held through the whole run (~10 MB of a cold run's peak at 1,000 chapters)."""
+    import coursekit.engine
+
+    runs = Runs(project)
+    runs.check()
+    lesson = project / CHAPTER / "lessons/model-width.md"
+    _edit(lesson, "The next step is in", "Next is in")  # a miss: the run runs
+    trees = _returns(monkeypatch, cache.RunCache, "_digest")
+    load_context = coursekit.engine.load_context
+    seen: dict[str, Any] = {}
+
+    def looking(*args: Any, **kwargs: Any) -> Any:
+        table = cache_tree.read_table(project / cache.CACHE_DIR / "v1" / cache_tree.STAT_TABLE)
+        assert table is not None
+        rel = lesson.relative_to(project / "course").as_posix()
+        seen["row"] = table["files"][rel]
+        tree = trees[0][1]
+        seen["rows held"] = len(tree._fresh) + len(tree._folder_rows)
+        seen["files"] = len(tree.files)
+        return load_context(*args, **kwargs)
+
+    monkeypatch.setattr(coursekit.engine, "load_context", looking)
+    edited = runs.check()
+    monkeypatch.undo()
+    st = lesson.stat()
+    assert seen["row"][:3] == [st.st_mtime_ns, st.st_ctime_ns, st.st_size]  # already written
+    assert seen["rows held"] == 0 and seen["files"] > 0  # the digest stays, its rows do not
+    assert runs.check() == edited == runs.check("--no-cache")
+
+
 def test_a_layer_forgets_a_namespace_in_memory_here_and_below() -> None:
     forgotten: list[str] = []
 

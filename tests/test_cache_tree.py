@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from coursekit import cache_tree
+from coursekit.cache_files import sha256
 from coursekit.cache_tree import TreeDigest, read_table
 
 TICK = 0.02  # past the file system clock's tick (a few ms): two changes never share a stamp
@@ -241,3 +242,35 @@ def test_a_link_in_a_folder_that_moved_makes_the_tree_unsafe(tmp_path: Path) -> 
     (root / "I/2-b/lessons/three.md").symlink_to(root / "course.yaml")
     time.sleep(TICK)
     assert TreeDigest(root, table).compute() is None
+
+
+def test_a_table_saved_and_let_go_of_answers_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`save(release=True)` (a miss, before the run) writes the table and drops its rows; what
+    the digest answers afterwards (its files and folders, what was edited, whether something
+    was just edited) is what a digest holding them answers, and the table is the same."""
+    root = _tree(tmp_path / "course")
+    table, other = (
+        tmp_path / ".coursekit_cache" / "table.bin",
+        tmp_path / ".coursekit_cache" / "other.bin",
+    )
+    _look(root, table)
+    (root / "I/1-a/lessons/one.md").write_text("one, edited", encoding="utf-8")
+    holding, releasing = TreeDigest(root, table), TreeDigest(root, other)
+    assert holding.compute() == releasing.compute(read_table(table))
+    releasing.save(release=True)
+    assert releasing.edited == holding.edited == {"I/1-a/lessons/one.md": sha256(b"one")}
+    assert (releasing.files, releasing.folders) == (holding.files, holding.folders)
+    monkeypatch.setattr(cache_tree, "RACY_NS", 10**9)  # the edit was within a second of now
+    now = time.time_ns()
+    assert releasing.recent(now) and holding.recent(now)
+    for later in (now + 10**8, now + 10**12):
+        assert releasing.recent(later) == holding.recent(later)
+    assert not releasing.recent(now + 10**12)
+    holding.save()
+    written, kept = read_table(table), read_table(other)
+    assert written is not None and kept is not None and written["files"] == kept["files"]
+    os.remove(other)
+    releasing.save()  # nothing more to write: the rows were written once, then let go of
+    assert not other.exists()

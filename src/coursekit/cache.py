@@ -287,6 +287,16 @@ class RunCache:
             return entry["output"], entry["exit"]
         return None
 
+    def keep_table(self) -> None:
+        """After a miss, before the run: write the stat table the lookup brought up to date
+        and let go of its rows (what `digested`, `edited` and `just_edited` answer stays).
+        The table only pairs stamps with content hashes, true whatever the run finds."""
+        if self.tree is None:
+            return
+        with contextlib.suppress(OSError):
+            _prepare(self.root)
+            self.tree.save(release=True)
+
     def course_entries(self) -> list[str]:
         """Every file and folder the last lookup digested, relative to the course folder (none
         of them a link or a special file: such a tree is never looked up)."""

@@ -82,6 +82,7 @@ def run_cached(
         if server is not None and _new_maths(project, runs, store):
             server.start()
         _known_format(output_format)
+        runs.keep_table()  # ~10 MB at 1,000 chapters, not held through the run
         # The load reads the tree as the lookup just saw it, the texts it knows from the pack.
         digested = runs.digested()
         seen = None if digested is None else SeenTree(store, project.course_dir, *digested)
