@@ -51,8 +51,13 @@ EVERY = ""
 RunRule = Callable[[Context, Rule], tuple[list[Diagnostic], bool]]
 
 
+# What most (rule, chapter) pairs keep: no finding. One list, shared, and only ever read (at
+# 1,000 chapters ~66,000 of the ~73,000 pairs kept an empty list each, ~4 MB of a cold run).
+_NO_ROWS: list[list[Any]] = []
+
+
 def _encode(found: Iterable[Diagnostic]) -> list[list[Any]]:
-    return [
+    rows = [
         [
             d.path,
             d.line,
@@ -66,6 +71,7 @@ def _encode(found: Iterable[Diagnostic]) -> list[list[Any]]:
         ]
         for d in found
     ]
+    return rows or _NO_ROWS
 
 
 # Rows already decoded, by the identity of the stored value: a process that checks again and
@@ -121,7 +127,7 @@ def state_key(ctx: Context) -> str:
 class _Part:
     """One chapter's part of a plan."""
 
-    keys: dict[str, str]  # rule code -> key
+    keys: dict[tuple[str, ...], str]  # the facts some rules read -> the key of those rules
     kept: dict[str, Any]  # rule code -> [key, rows]; EVERY -> the key of all its inputs
     found: list[Diagnostic]  # what the kept rows hold
     todo: list[str]  # the rule codes to run on the chapter
@@ -140,10 +146,14 @@ class _Plan:
     """Which (rule, chapter) results are kept, and which must be computed."""
 
     def __init__(self, ctx: Context, rules: Sequence[Rule]) -> None:
-        self.keys: dict[str, dict[str, str]] = {}  # chapter -> rule code -> key
+        # chapter -> the facts some rules read -> their key there (a dict of each rule's key
+        # per chapter held ~3 MB of a cold run at 1,000 chapters, for a few distinct keys)
+        self.keys: dict[str, dict[tuple[str, ...], str]] = {}
+        self.reads = {rule.code: rule.per_chapter or () for rule in rules}  # code -> its facts
         self.todo: dict[str, list[str]] = {}  # rule code -> chapters to run it on
         self.kept: dict[str, dict[str, Any]] = {}  # chapter -> code -> [key, rows]; EVERY
         self.changed: set[str] = set()  # chapters whose entry must be written back
+        self._nothing: dict[str, list[Any]] = {}  # key -> the pair [key, _NO_ROWS]
         self.found: list[Diagnostic] = []
         self.state = state_key(ctx)
         course = ctx.course
@@ -177,6 +187,14 @@ class _Plan:
         """The store key of a chapter's kept results."""
         return f"{self.state}:{chapter_id}"
 
+    def keep(self, chapter_id: str, code: str, rows: list[Any]) -> None:
+        """Keep what a rule found in a chapter, under the rule's key there. The rules of a
+        chapter that read the same facts share a key, and those that found nothing share
+        one pair, only ever read (~6 MB of a cold run at 1,000 chapters, a list each)."""
+        key = self.keys[chapter_id][self.reads[code]]
+        pair = [key, rows] if rows else self._nothing.setdefault(key, [key, _NO_ROWS])
+        self.kept[chapter_id][code] = pair
+
     def save(self, ctx: Context) -> None:
         for chapter_id in self.changed:
             ctx.store.put(NAMESPACE, self.entry(chapter_id), self.kept[chapter_id])
@@ -208,10 +226,10 @@ def _part(
     whole = _whole(stored, every, fields)
     if whole is not None:
         return whole
-    part = _Part({}, {EVERY: every}, [], [], True)
     keys = {facts: chapter_key(course, chapter, facts) for facts in by_facts}
+    part = _Part(keys, {EVERY: every}, [], [], True)
     for rule in rules:
-        key = part.keys[rule.code] = keys[rule.per_chapter or ()]
+        key = keys[rule.per_chapter or ()]
         hit: Any = stored.get(rule.code)
         ok = isinstance(hit, list) and len(hit) == 2 and hit[0] == key
         rows = _decoded(hit[1]) if ok else None
@@ -288,7 +306,7 @@ def run_per_chapter(ctx: Context, rules: Sequence[Rule], run: RunRule) -> list[D
         else:
             by_chapter = plan.split(diagnostics, chapters) or _one_by_one(ctx, rule, run, chapters)
         for chapter_id, rows in by_chapter.items():
-            plan.kept[chapter_id][rule.code] = [plan.keys[chapter_id][rule.code], rows]
+            plan.keep(chapter_id, rule.code, rows)
     for chapter_id in unsteady_chapters(ctx.course):
         plan.kept[chapter_id] = {}  # a timeout is not a fact about the chapter
         plan.changed.add(chapter_id)
