@@ -324,10 +324,11 @@ class SeenTree:
         return path == "" or path in self.folders
 
     def names(self, folder: str) -> list[str]:
+        # The index holds the paths the tree already holds, not a name cut from each: it
+        # lives as long as the run, and ~28,000 names were ~2.5 MB at 1,000 chapters.
         if self._names is None:
             names: dict[str, list[str]] = {}
             for entry in itertools.chain(self.files, self.folders):
-                parent, _, name = entry.rpartition("/")
-                names.setdefault(parent, []).append(name)
+                names.setdefault(entry.rpartition("/")[0], []).append(entry)
             self._names = names
-        return list(self._names.get(folder, ()))
+        return [entry.rpartition("/")[2] for entry in self._names.get(folder, ())]
