@@ -6,7 +6,9 @@
     python benchmarks/cold.py --base ... --structural   # also schemas and rules alone, no sympy
 
 Rows: cold full check (`--no-cache`, sympy and programs) of synthetic courses at each size, with
-the peak RSS of the process tree (os.wait4: the largest process, parent or worker); and the
+the peak RSS of the process tree (os.wait4: the largest process, parent or worker); with
+`--first-run`, also an author's first check, the cache on and empty (it writes the pack and
+every result as it goes: a peak of its own); and the
 end-to-end cost of each of the bundled course's programs, as a fraction of a fresh interpreter
 running that program: the median over rounds of (cold full - cold `--no-exec` of the same
 round) / programs, over the median of `python -I` running the program's solve() once. Runs of
@@ -20,12 +22,14 @@ import argparse
 import collections
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -60,13 +64,19 @@ def timed(command: Sequence[str], cwd: Path) -> Sample:
 
 
 def alternating(
-    commands: dict[str, Sequence[str]], cwd: Path, reps: int
+    commands: dict[str, Sequence[str]],
+    cwd: Path,
+    reps: int,
+    before: Callable[[], None] | None = None,
 ) -> dict[str, list[Sample]]:
-    """Every run of each command, the commands taking turns (the order reversed every round)."""
+    """Every run of each command, the commands taking turns (the order reversed every round);
+    `before` is called before each run, outside its figures."""
     runs: dict[str, list[Sample]] = {name: [] for name in commands}
     for index in range(reps):
         order = list(commands) if index % 2 == 0 else list(reversed(commands))
         for name in order:
+            if before is not None:
+                before()
             runs[name].append(timed(commands[name], cwd))
     return runs
 
@@ -81,8 +91,13 @@ def summary(runs: list[Sample]) -> Sample:
     )
 
 
-def side_by_side(commands: dict[str, Sequence[str]], cwd: Path, reps: int) -> dict[str, Sample]:
-    return {name: summary(got) for name, got in alternating(commands, cwd, reps).items()}
+def side_by_side(
+    commands: dict[str, Sequence[str]],
+    cwd: Path,
+    reps: int,
+    before: Callable[[], None] | None = None,
+) -> dict[str, Sample]:
+    return {name: summary(got) for name, got in alternating(commands, cwd, reps, before).items()}
 
 
 def fresh_program(python: str, program: Path, reps: int) -> float:
@@ -115,6 +130,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--skip-programs", action="store_true")
     parser.add_argument(
         "--structural", action="store_true", help="also a cold --structural row at each size"
+    )
+    parser.add_argument(
+        "--first-run", action="store_true", help="also a first run, the cache on and empty"
     )
     args = parser.parse_args(argv)
     tools = {"new": args.new, "base": args.base}
@@ -155,6 +173,11 @@ def main(argv: list[str]) -> int:
             }
             got = side_by_side(structural, folder, reps)
             row(f"{size} chapters, cold structural (x{reps})", got["new"], got["base"])
+        if args.first_run:
+            first: dict[str, Sequence[str]] = {n: c[:-1] for n, c in commands.items()}
+            emptied = partial(shutil.rmtree, folder / ".coursekit_cache", ignore_errors=True)
+            got = side_by_side(first, folder, reps, emptied)
+            row(f"{size} chapters, first run, cache on (x{reps})", got["new"], got["base"])
     print(f"load average now {os.getloadavg()}")
     return 0
 
