@@ -102,7 +102,9 @@ class TreeDigest:
         self._folder_rows: dict[str, list[Any]] = {}  # folder + "/" -> its stamp and ""
         self._fresh: dict[str, list[Any]] = {}  # file -> its row, as `compute` last saw them
         self._now = 0  # when `compute` began
-        self._newest: int | None = None  # the newest stamp of the rows `save` let go of
+        # the rows `compute` made (new or changed files, folders listed): a row it kept was
+        # settled before the table was written, so only these can be racily clean
+        self._made: list[list[Any]] = []
 
     def compute(self, table: Any = None) -> str | None:
         """The digest of the tree, or None when it holds something the digest cannot vouch for.
@@ -120,7 +122,7 @@ class TreeDigest:
             written = table["written_ns"]
             known = table["files"]
         now = time.time_ns()
-        self._newest = None
+        self._made = []
         found = self._from_table(known, written) if known else None
         if found is None:  # the first look, or a folder gone: list every folder
             self.folders.clear()
@@ -142,6 +144,7 @@ class TreeDigest:
                     self.safe = False
                     return None
                 self.changed = True
+                self._made.append(row)
                 kept = old[5] if type(old) is list and len(old) == 6 else None
                 before = kept if type(kept) is str else None
                 if row[5] != before:
@@ -163,24 +166,20 @@ class TreeDigest:
 
     def recent(self, now_ns: int) -> bool:
         """Whether a file `compute` saw changed within `RACY_NS` of `now_ns` (just edited)."""
-        if self._newest is not None:  # the rows were let go of (`save(release=True)`)
-            return self._newest >= now_ns - RACY_NS
-        rows = itertools.chain(self._fresh.values(), self._folder_rows.values())
-        return any(stamp_is_racy(row, now_ns) for row in rows)
+        return any(stamp_is_racy(row, now_ns) for row in self._made)
 
     def save(self, release: bool = False) -> None:
         """Write the stat table back (only what compute() saw), stamped with when it was read.
 
-        `release`: then let go of the rows (`files` and `folders` stay; `recent` keeps the
-        newest stamp): a run that computes its output holds the course meanwhile, and at
-        1,000 chapters the ~28,000 rows were ~10 MB of a cold run's peak."""
+        `release`: then let go of the rows (`files` and `folders` stay, and the rows `recent`
+        may still find racy): a run that computes its output holds the course meanwhile, and
+        at 1,000 chapters the ~28,000 rows were ~10 MB of a cold run's peak."""
         if self.changed and self.safe:
             table = {"written_ns": self._now, "files": self._folder_rows | self._fresh}
             if write_table(self.table_path, table):
                 self.changed = False
-        if release:
-            rows = itertools.chain(self._fresh.values(), self._folder_rows.values())
-            self._newest = max((max(row[0], row[1]) for row in rows), default=0)
+        if release:  # a row not racy now never will be: `recent` is asked later, not earlier
+            self._made = [row for row in self._made if stamp_is_racy(row, self._now)]
             self._fresh = {}
             self._folder_rows = {}
 
@@ -258,7 +257,8 @@ class TreeDigest:
             try:
                 # stamped before it is listed: an entry added in between moves the stamp after
                 # the one kept, so the next look lists the folder again
-                rows[prefix or FOLDER] = [*file_stamp(os.lstat(folder)), ""]
+                rows[prefix or FOLDER] = row = [*file_stamp(os.lstat(folder)), ""]
+                self._made.append(row)
                 with os.scandir(folder) as listing:
                     entries = list(listing)
             except OSError:
