@@ -153,7 +153,8 @@ class _Plan:
         self.todo: dict[str, list[str]] = {}  # rule code -> chapters to run it on
         self.kept: dict[str, dict[str, Any]] = {}  # chapter -> code -> [key, rows]; EVERY
         self.changed: set[str] = set()  # chapters whose entry must be written back
-        self._nothing: dict[str, list[Any]] = {}  # key -> the pair [key, _NO_ROWS]
+        nothing: dict[str, list[Any]] = {}  # key -> the pair [key, _NO_ROWS] (`_pair`)
+        self._nothing = nothing
         self.found: list[Diagnostic] = []
         self.state = state_key(ctx)
         course = ctx.course
@@ -167,7 +168,7 @@ class _Plan:
             every = chapter_key(course, chapter, read)
 
             def work(chapter: Chapter = chapter, stored: Any = stored, every: str = every) -> _Part:
-                return _part(course, chapter, stored, rules, by_facts, every, fields)
+                return _part(course, chapter, stored, rules, by_facts, every, fields, nothing)
 
             if isinstance(stored, dict) and remembering():
                 part = _PARTS.get(stored, work, shape, every)
@@ -192,8 +193,7 @@ class _Plan:
         chapter that read the same facts share a key, and those that found nothing share
         one pair, only ever read (~6 MB of a cold run at 1,000 chapters, a list each)."""
         key = self.keys[chapter_id][self.reads[code]]
-        pair = [key, rows] if rows else self._nothing.setdefault(key, [key, _NO_ROWS])
-        self.kept[chapter_id][code] = pair
+        self.kept[chapter_id][code] = _pair(key, rows, self._nothing)
 
     def save(self, ctx: Context) -> None:
         for chapter_id in self.changed:
@@ -219,6 +219,7 @@ def _part(
     by_facts: set[Any],
     every: str,
     fields: set[str],
+    nothing: dict[str, list[Any]],
 ) -> _Part:
     """What of the chapter's stored entry still holds, and which rules must run on it
     (`every`: the key of all it was written under, if it is whole)."""
@@ -235,10 +236,17 @@ def _part(
         rows = _decoded(hit[1]) if ok else None
         if rows is not None:
             part.found += rows
-            part.kept[rule.code] = [key, hit[1]]
+            part.kept[rule.code] = _pair(key, hit[1], nothing)
         else:
             part.todo.append(rule.code)
     return part
+
+
+def _pair(key: str, rows: list[Any], nothing: dict[str, list[Any]]) -> list[Any]:
+    """A rule's kept [key, rows] in a chapter; those that found nothing under one key are one
+    pair (`nothing`), only ever read: ~6 MB of a cold run at 1,000 chapters, a list each, and
+    as much after an edit every chapter's keys move with (a Book 0 or notation change)."""
+    return [key, rows] if rows else nothing.setdefault(key, [key, _NO_ROWS])
 
 
 def _whole(stored: dict[str, Any], every: str, fields: set[str]) -> _Part | None:
