@@ -23,20 +23,21 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from coursekit.bounds import shorten
 from coursekit.catalogue import REPORTER_NAMES, RULE_NAMES
 from coursekit.hints import did_you_mean
+from coursekit.records import record
 
 
 class ConfigError(Exception):
     """A configuration problem: reported with exit 2 (usage error)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Limits:
     sympy_seconds: float = 5.0
     sympy_memory_mb: int = 2048
@@ -45,7 +46,7 @@ class Limits:
     exec_output_kb: int = 1024
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
     course: str = "course"
     select: tuple[str, ...] = ()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from enum import StrEnum
 
 from coursekit.model.base import Location
+from coursekit.records import record
 
 
 class Severity(StrEnum):
@@ -14,7 +15,7 @@ class Severity(StrEnum):
     WARNING = "warning"
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@record(frozen=True, slots=True, order=True)
 class Diagnostic:
     path: str
     line: int

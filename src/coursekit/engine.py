@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from coursekit.model.documents import LessonFrontMatter
 from coursekit.model.tree import Course
 from coursekit.options import Options
 from coursekit.project import Project
+from coursekit.records import record
 from coursekit.rules import REGISTRY, Context, Rule
 from coursekit.store import ResultStore, RunStore
 
@@ -26,7 +26,7 @@ INTERNAL_ERROR = "CK000"
 UNSKIPPABLE = frozenset({"CK101", "CK102", "CK103", "CK104", "CK105"})
 
 
-@dataclass
+@record
 class CheckResult:
     course: Course
     diagnostics: list[Diagnostic]

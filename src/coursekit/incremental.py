@@ -25,12 +25,13 @@ every time (it is cheap); a chapter whose findings depended on the clock keeps n
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.memo import ByIdentity, remembering
 from coursekit.model.tree import Chapter, Course
+from coursekit.records import record
 from coursekit.rules import Context, Rule
 from coursekit.rules.facts import (
     chapter_files,
@@ -123,7 +124,7 @@ def state_key(ctx: Context) -> str:
     return digest([FORMAT, ctx.config.fingerprint, options, str(ctx.course.root)])
 
 
-@dataclass
+@record
 class _Part:
     """One chapter's part of a plan."""
 

@@ -31,11 +31,11 @@ import os
 import re
 import secrets
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from coursekit.atomic import atomic_write_bytes, boundary, fsync_dir, mode_of, write_all
+from coursekit.records import record
 
 CACHE_DIR = ".coursekit_cache"  # the cache's folder (coursekit.cache.CACHE_DIR), not imported:
 # every command imports this module, and the cache module is heavier than the warm path wants
@@ -51,7 +51,7 @@ class JournalError(Exception):
     """An interrupted command that cannot be finished safely; the message says what to do."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Entry:
     target: str  # POSIX path relative to the project root
     staged: str  # likewise, in the target's folder

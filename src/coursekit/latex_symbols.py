@@ -28,7 +28,7 @@ say so when it leads to an undeclared `W_h`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 
 from pylatexenc.latexwalker import LatexMathNode
@@ -38,9 +38,10 @@ from coursekit.latex_names import formula_name, index_parts, is_index, key_of, s
 from coursekit.latex_tokens import Tok, canonical, tokens, unbrace
 from coursekit.latex_tokens import walk as _walk  # by this name, the seam tests patch
 from coursekit.markdown import MathSpan, scan
+from coursekit.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SymbolUse:
     """One symbol where a text uses it. `offset` is into the text that was scanned."""
 
@@ -60,7 +61,7 @@ class SymbolUse:
         return index_parts(self.sub)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Stream:
     toks: list[Tok]
     index: int = 0
@@ -238,14 +239,14 @@ def notation_key(symbol: str) -> str | None:
 # Markdown ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Maths:
     span: MathSpan
     uses: tuple[SymbolUse, ...]
     error: str | None = None  # why the walker could not read the span (its symbols are unknown)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class UnreadableMaths:
     """A span of maths whose symbols could not be read: reported (CK205), never skipped."""
 

@@ -7,7 +7,6 @@ symbol is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -22,8 +21,10 @@ from pylatexenc.latexwalker import (
     LatexWalker,
 )
 
+from coursekit.records import record
 
-@dataclass(frozen=True, slots=True)
+
+@record(frozen=True, slots=True)
 class Tok:
     """One token of maths: a character, a macro, or a braced group of tokens."""
 

@@ -9,8 +9,10 @@ is left out of every cache key; every other field is in it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Any, Protocol
+
+from coursekit.records import record
 
 # Metadata tags: why a field is not part of the cache key.
 SPEED_ONLY = {"in_key": False, "why": "changes how fast, not what"}
@@ -31,7 +33,7 @@ class Verifier(Protocol):
     ) -> list[list[Any]] | None: ...
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options:
     """How a check runs.
 

@@ -27,7 +27,7 @@ exercises did not load carries those failures too, since its counts are then sho
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from coursekit.model.base import Location
 from coursekit.model.documents import (
@@ -38,11 +38,12 @@ from coursekit.model.documents import (
     WorkedProblem,
 )
 from coursekit.model.tree import Chapter, Course, ExerciseDoc, LoadFailure, Problem, Unloaded
+from coursekit.records import record
 
 Confirmed = Callable[[Problem], bool | None]  # None: not run (unverified)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Count:
     written: int
     required: int
@@ -62,7 +63,7 @@ class Count:
         return Count(self.written + other.written, self.required + other.required)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ChapterOwed:
     id: str
     title: str
@@ -143,7 +144,7 @@ def failure_dict(failure: LoadFailure) -> dict[str, object]:
     }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CourseOwed:
     chapters: list[ChapterOwed] = field(default_factory=list)
     # Failures no chapter row can carry: course.yaml, or a book.yaml whose chapters are unknown.

@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from coursekit.config import Config, ConfigError, load_config
+from coursekit.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Project:
     root: Path  # paths in diagnostics are relative to this
     course_dir: Path

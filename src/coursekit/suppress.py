@@ -25,7 +25,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from coursekit.config import Config, selector_matches
 from coursekit.diagnostics import Diagnostic, Severity
@@ -33,6 +33,7 @@ from coursekit.frontmatter import front_matter
 from coursekit.load.yamlsafe import Span, comment_start, text_spans
 from coursekit.markdown import Comment, Scan, scan
 from coursekit.memo import remembering
+from coursekit.records import record
 
 UNUSED = "CK001"
 INVALID = "CK002"
@@ -44,7 +45,7 @@ _YAML_MENTION = re.compile(r"^#\s*coursekit:")
 _HTML_MENTION = re.compile(r"\s*coursekit:")
 
 
-@dataclass
+@record
 class Suppression:
     path: str
     line: int  # where the comment is (1-based)
@@ -79,13 +80,13 @@ def _rule_name(code: str) -> str:
 # Parsing ------------------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class _Parsed:
     suppressions: list[Suppression] = field(default_factory=list)
     problems: list[Diagnostic] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Directive:
     index: int  # 0-based line of the comment
     column: int  # 1-based

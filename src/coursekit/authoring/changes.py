@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from coursekit.journal import JournalError, commit
+from coursekit.records import record
 
 
 class ChangeError(Exception):
     """A planned change that can no longer be applied safely."""
 
 
-@dataclass
+@record
 class Change:
     path: Path  # absolute
     old: str | None  # None: a new file
     new: str
 
 
-@dataclass
+@record
 class Changeset:
     root: Path  # paths in diffs are shown relative to this
     changes: dict[Path, Change] = field(default_factory=dict)

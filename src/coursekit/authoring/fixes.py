@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from coursekit import codes
@@ -32,12 +31,13 @@ from coursekit.config import Config
 from coursekit.load import LoadResult
 from coursekit.markdown import scan
 from coursekit.model.tree import Chapter, Course, ExerciseDoc, Problem
+from coursekit.records import record
 
 BROKEN = {codes.YAML_SYNTAX, codes.UNREADABLE}
 _CH = r"(?:0|[IVXLC]+)\.[1-9][0-9]*"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Kind:
     field: str  # chapter.yaml key
     scheme: str  # link scheme: prop / fig
@@ -50,7 +50,7 @@ PROPS = _Kind("propositions", "prop", r"Prop\.|Proposition|Props\.", "propositio
 FIGS = _Kind("figures", "fig", r"Fig\.|Figure|Figs\.", "figures", False)
 
 
-@dataclass
+@record
 class _Ref:
     path: str
     start: int  # offset of the number in the text

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import resources
 from pathlib import Path
 
 from coursekit import __version__
 from coursekit.atomic import atomic_write_text
+from coursekit.records import record
 
 CACHE_LINE = ".coursekit_cache/"
 _URL = re.compile(r"^[\w.~:/@%+=-]+$")
@@ -28,7 +29,7 @@ class InitError(Exception):
     """init cannot go ahead (files in the way, a bad folder): nothing was written."""
 
 
-@dataclass
+@record
 class Plan:
     files: dict[str, str] = field(default_factory=dict)  # relative path -> content
 
@@ -90,7 +91,7 @@ def plan(title: str, hooks_repository: str = HOOKS_REPOSITORY) -> Plan:
     return result
 
 
-@dataclass
+@record
 class Outcome:
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)

@@ -8,7 +8,6 @@ and placeholder sentences come from `naming`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from coursekit import codes
@@ -28,6 +27,7 @@ from coursekit.authoring.yamledit import EditError, YamlEditor, render_scalar
 from coursekit.bounds import UnusableName, child
 from coursekit.load import LoadResult
 from coursekit.model.tree import Chapter, Course
+from coursekit.records import record
 
 __all__ = ["STUB_LINE", "STUB_NOTE", "ScaffoldError", "Scaffolder"]
 
@@ -40,7 +40,7 @@ STUB_LINE = f"status: stub  # {STUB_NOTE}\n"
 # The plan -----------------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class Scaffolder:
     root: Path  # the project root
     course_dir: Path

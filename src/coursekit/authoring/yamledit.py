@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -39,6 +38,7 @@ from coursekit.authoring.yamltext import (
     render_scalar,
 )
 from coursekit.load.yamlsafe import LoadError, comment_start, parse_yaml
+from coursekit.records import record
 
 __all__ = [
     "EditError",
@@ -56,7 +56,7 @@ Path_ = tuple[Key, ...]
 # The editor ---------------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class _Plan:
     region: tuple[int, int]  # old lines [a, b) that may change
     text: str  # the text-level result

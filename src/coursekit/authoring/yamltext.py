@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from coursekit.load.yamlsafe import LoadError, comment_start, parse_yaml
+from coursekit.records import record
 
 
 class EditError(Exception):
     """An edit that cannot be made without touching what it must not touch."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Indent:
     """ruamel's three numbers: mapping indent, sequence indent, dash offset."""
 

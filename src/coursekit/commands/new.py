@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TextIO
 
 from coursekit.authoring.changes import ChangeError
@@ -10,11 +10,12 @@ from coursekit.authoring.scaffold import Scaffolder, ScaffoldError
 from coursekit.diagnostics import located
 from coursekit.load import load_course
 from coursekit.project import Project
+from coursekit.records import record
 
 KINDS = ("book", "chapter", "lesson", "problem", "exercise", "apparatus")
 
 
-@dataclass
+@record
 class NewOptions:
     title: str | None = None
     book: str | None = None

@@ -9,8 +9,10 @@ import secrets
 import shutil
 import signal
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
+
+from coursekit.records import record
 
 if TYPE_CHECKING:
     from coursekit.exec import _cgroup, _sandbox, _worker
@@ -23,7 +25,7 @@ UID_LOW = 0x2000_0000
 UID_SPAN = 0x4000_0000
 
 
-@dataclass
+@record
 class Setting:
     """What every spare of one server shares, fixed at start-up."""
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from coursekit.records import record
 
 REPR_MAX = 200
 # numpy refuses an array of more dimensions (32 before numpy 2, 64 since): a published list
@@ -25,7 +26,7 @@ REPR_MAX = 200
 MAX_ARRAY_DIMS = 32
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Comparison:
     """``ok``, else a message showing both values; ``where`` is the path (keys and indices)
     into the published value of the first disagreement, for pointing at it in a file."""

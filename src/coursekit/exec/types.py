@@ -8,10 +8,12 @@ import hashlib
 import json
 import platform
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from importlib import metadata
 from typing import Any
+
+from coursekit.records import record
 
 #: Bumped whenever the runner's behaviour changes what an outcome can be (invalidates caches).
 RUNNER_VERSION = "2"
@@ -28,7 +30,7 @@ class Status(enum.StrEnum):
     NO_RESULT = "no-result"  # no solve(), or solve() returned something that is not data
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Limits:
     """Per-program limits. Defaults suit small numpy problems."""
 
@@ -46,7 +48,7 @@ class Limits:
         return dataclasses.asdict(self)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Job:
     """One program to run: ``key`` identifies it to the caller; ``filename`` shows in tracebacks."""
 
@@ -86,7 +88,7 @@ def _numpy_version() -> str:
         return "absent"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Outcome:
     """What came of one job. ``value`` is plain data (and numpy arrays) when status is ok."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -37,6 +37,7 @@ from coursekit.model.tree import (
     Problem,
     Program,
 )
+from coursekit.records import record
 
 if TYPE_CHECKING:
     from coursekit.store import ResultStore
@@ -54,7 +55,7 @@ NOT_LOADED = {
 }
 
 
-@dataclass
+@record
 class LoadResult:
     course: Course
     diagnostics: list[Diagnostic] = field(default_factory=list)

@@ -10,7 +10,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from coursekit import memo
@@ -24,6 +24,7 @@ from coursekit.lsp.patch import Stamp, disk_table, patched
 from coursekit.model.tree import Chapter, Course, Lesson
 from coursekit.options import Options
 from coursekit.project import Project
+from coursekit.records import record
 from coursekit.rules import Context
 from coursekit.store import MemoryStore, ResultStore
 from coursekit.watch import TreeWatch, WatchUnavailable
@@ -36,7 +37,7 @@ def key(path: Path | str) -> Path:
     return Path(os.path.normpath(os.path.abspath(path)))
 
 
-@dataclass
+@record
 class Snapshot:
     """One checked state of the course: what hover, definition and completion read."""
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from coursekit.latex_symbols import declared_key, shown, symbols_in_markdown
 from coursekit.model.base import Location
 from coursekit.model.documents import NotationEntry
 from coursekit.model.tree import Chapter, Course, Lesson
+from coursekit.records import record
 
 if TYPE_CHECKING:
     from coursekit.lsp.state import CourseState
@@ -30,7 +30,7 @@ _WORD = re.compile(r"[A-Za-z0-9_.-]+")
 _SYMBOL_KEY = re.compile(r"^(\s*-?\s*)symbol:\s*(?P<value>.+?)\s*$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Found:
     """A thing under the cursor: its kind, name and span (offsets into the text)."""
 
@@ -41,7 +41,7 @@ class Found:
     scheme: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Target:
     location: Location | None  # None: nothing to jump to (an unknown code, a planned item)
     markdown: str

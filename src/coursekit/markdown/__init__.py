@@ -26,13 +26,13 @@ Every search that can fail remembers its failure for the block, so hostile text 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
 
 from coursekit.frontmatter import front_matter
 from coursekit.markdown.links import Link, Tag, links, tags
+from coursekit.records import record
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _INTERESTING = re.compile(r"[\\`<$]")
@@ -42,7 +42,7 @@ _INTERESTING = re.compile(r"[\\`<$]")
 _MAYBE_BLOCK = re.compile(r"^[ \t>*+\-0-9.)]*?(?:\t| {4}|```|~~~|<)", re.M)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Region:
     """Text that is not prose: code, a comment or front matter. `end` is exclusive."""
 
@@ -51,21 +51,21 @@ class Region:
     kind: str  # "front-matter" | "fence" | "code-block" | "code-span" | "comment"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Comment:
     start: int  # of `<!--`
     end: int  # after `-->` (or the end of its block, when unclosed)
     body: str  # between the markers
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class MathSpan:
     start: int  # offset of the opening `$`
     end: int  # after the closing `$`
     display: bool
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Scan:
     text: str
     regions: tuple[Region, ...]  # in order, not overlapping

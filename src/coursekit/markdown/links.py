@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from coursekit.records import record
 
 _BRACKET = re.compile(r"[\[\]]")
 _TARGET = re.compile(r"[^)\s]+")
 _TAG = re.compile(r"\[(?P<text>[^\[\]\n]+)\]\{(?P<key>[A-Za-z][\w-]*)=(?P<value>[^}\s]*)\}")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Link:
     text: str
     target: str
@@ -18,7 +19,7 @@ class Link:
     span: tuple[int, int]  # the whole link
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Tag:
     """`[text]{key=value}`: a number tied to a claim (`{claim=rec-t50}`), for instance."""
 

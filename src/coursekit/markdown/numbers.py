@@ -16,9 +16,9 @@ read by the caller (it needs the LaTeX reader): `maths` lists the inline spans w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from coursekit.markdown import Scan
+from coursekit.records import record
 
 # The first digit comes first and the look-behind after it, so the regex engine skips to digits
 # (a leading look-behind would be tried at every offset of every text).
@@ -94,7 +94,7 @@ _OPEN = re.compile(r"\\left\s*\(|\(")
 _MAX_ORDER = 200
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Found:
     """A number or an order as written; `claim` is the claim of the tag around it, if any."""
 

@@ -11,15 +11,17 @@ import contextlib
 import copy
 import typing
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
 
+from coursekit.records import record
+
 YamlPath = tuple[str | int, ...]
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@record(frozen=True, slots=True, order=True)
 class Location:
     """A point in a file: path relative to the project root (POSIX), 1-based line and column."""
 
@@ -28,7 +30,7 @@ class Location:
     column: int = 1
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Source:
     """Where a document came from, and where each of its values sits in the file."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TypeVar, cast
 
 from coursekit.model.base import Location
@@ -16,11 +16,12 @@ from coursekit.model.documents import (
     LessonFrontMatter,
     WorkedProblem,
 )
+from coursekit.records import record
 
 T = TypeVar("T")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Lesson:
     """A written item: front matter plus Markdown body."""
 
@@ -51,7 +52,7 @@ class Lesson:
         return Location(self.path, self.body_line + line, column)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Program:
     """A solution program beside its manifest (`source` None when the file is missing)."""
 
@@ -59,7 +60,7 @@ class Program:
     source: str | None
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Problem:
     id: str
     chapter_id: str
@@ -68,7 +69,7 @@ class Problem:
     program: Program
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ExerciseDoc:
     id: str
     chapter_id: str
@@ -77,7 +78,7 @@ class ExerciseDoc:
     program: Program | None
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Chapter:
     manifest: ChapterManifest
     book_id: str
@@ -93,7 +94,7 @@ class Chapter:
         return self.manifest.id
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Book:
     manifest: BookManifest
     path: str
@@ -104,7 +105,7 @@ class Book:
         return self.manifest.id
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LoadFailure:
     """One reason a document did not load (its diagnostic's place, code and message)."""
 
@@ -117,7 +118,7 @@ class LoadFailure:
         return f"{where.path}:{where.line}:{where.column}: {self.code} {self.message}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Unloaded:
     """A book or chapter the course lists that did not load, so no rule and no count sees it."""
 
@@ -126,7 +127,7 @@ class Unloaded:
     failures: tuple[LoadFailure, ...]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Course:
     """Everything the loader could read. Rules take what is there; absent parts are None/empty."""
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from coursekit.diagnostics import Diagnostic
+from coursekit.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Report:
     diagnostics: Sequence[Diagnostic]
     sources: Mapping[str, str] = field(default_factory=dict)  # path -> text, for excerpts

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from coursekit.model.base import Location
+from coursekit.records import record
 
 KINDS = ("numbers", "displays", "orders")
 STATUSES = ("checked", "given", "untied", "false", "unreadable")
@@ -13,7 +13,7 @@ STATUSES = ("checked", "given", "untied", "false", "unreadable")
 Where = Location | Callable[[], Location]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Item:
     """One thing the reader sees, and how it is accounted for."""
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from coursekit.markdown import scan
 from coursekit.markdown.numbers import is_order
 from coursekit.model.tree import Course, Lesson
+from coursekit.records import record
 from coursekit.rules import _assume, _shapes
 from coursekit.rules._programs import start_early
 from coursekit.rules.base import Context
@@ -29,7 +29,7 @@ NAMESPACE = "sympy"
 _EQ_LABEL = re.compile(r"[ \t]*\{#eq:([^}\s]*)\}")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ShownEquation:
     label: str
     latex: str
@@ -37,14 +37,14 @@ class ShownEquation:
     label_offset: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WrittenNumber:
     claim: str
     text: str
     offset: int  # of the text, in the body
 
 
-@dataclass
+@record
 class LessonMaths:
     lesson: Lesson
     equations: list[ShownEquation]
@@ -118,7 +118,7 @@ def known_maths(ctx: Context, lesson: Lesson) -> LessonMaths | None:
     return planned.maths if planned is not None and planned.cached else None
 
 
-@dataclass
+@record
 class _Planned:
     maths: LessonMaths  # ``verdicts`` are filled in once checked, unless ``cached``
     spec: Any  # coursekit.verify.MathsSpec

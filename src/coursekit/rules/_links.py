@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 
 from coursekit.bounds import ref_number
 from coursekit.hints import did_you_mean
 from coursekit.markdown import scan
 from coursekit.model.tree import Course
+from coursekit.records import record
 from coursekit.rules._broken import chapter_did_not_load
 
 _SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):(?P<rest>.*)$")
@@ -23,7 +23,7 @@ COURSE_SCHEMES = ("lesson", "chapter", "fig", "prop", "apparatus", "eq")
 WEB_SCHEMES = ("http", "https", "mailto", "ftp", "doi", "arxiv")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Link:
     scheme: str  # lowercased; "" for a relative link
     rest: str
@@ -49,7 +49,7 @@ def _find_links(markdown: str) -> Iterator[Link]:
         yield Link(scheme, rest, found.target, found.offset, found.span)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Mention:
     chapter: str | None
     number: int | None  # None: more digits than any proposition number

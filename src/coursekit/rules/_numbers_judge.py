@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from functools import partial
 
 from coursekit.markdown.numbers import Found
 from coursekit.model.tree import Lesson
+from coursekit.records import record
 from coursekit.rules._items import Item
 from coursekit.rules._orders import OrderBook
 from coursekit.rules._texts import Locator
@@ -17,7 +18,7 @@ from coursekit.verify.claims.numbers import Written, read_number, show
 _NEAR = Fraction(1, 10)
 
 
-@dataclass
+@record
 class ChapterFacts:
     """What the chapter's lessons state: claim values, givens, order claims, citations."""
 
@@ -27,7 +28,7 @@ class ChapterFacts:
     cited: set[str] = field(default_factory=set)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Source:
     """One text of the chapter: where its offsets are, and which file a fix may edit."""
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from functools import lru_cache, partial
 from xml.parsers import expat
@@ -25,6 +25,7 @@ from coursekit.markdown import scan
 from coursekit.markdown.numbers import Found, order_argument, orders
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
+from coursekit.records import record
 from coursekit.rules._items import Item, Where
 from coursekit.rules._texts import yaml_locator
 from coursekit.verify.exact import power_product, shown_product
@@ -37,7 +38,7 @@ _PLAIN_FUNCTIONS = re.compile(r"(?<![\\\w])(log|ln|exp|sqrt)(?![\w])")
 _MAX_SVG_TEXTS = 2000
 
 
-@dataclass
+@record
 class OrderBook:
     """The chapter's order claims: id -> (order as declared, its tree or None)."""
 

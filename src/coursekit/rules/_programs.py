@@ -11,13 +11,13 @@ import os
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from coursekit.memo import ByIdentity
 from coursekit.model.documents import Solution
 from coursekit.model.tree import Chapter, Program
+from coursekit.records import record
 from coursekit.rules.base import Context
 from coursekit.rules.facts import unsteady
 from coursekit.rules.outcomes import program_outcome
@@ -26,7 +26,7 @@ NAMESPACE = "exec"
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>[0-9]+)')
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Target:
     """One program to run and the published solution it must reproduce."""
 
@@ -47,7 +47,7 @@ class Target:
         return solution
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Verdict:
     """What came of running one target: `status` is an Outcome status or "mismatch"."""
 
@@ -120,7 +120,7 @@ def _runnable(target: Target) -> bool:
     return target.program.source is not None and target.solution.value is not None
 
 
-@dataclass
+@record
 class _Todo:
     """Of some chapters' programs: the verdicts the store knows, and the programs still to run
     (with their store keys)."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from coursekit.model.base import Location
 from coursekit.model.documents import NotationEntry
 from coursekit.model.tree import Chapter, Course
+from coursekit.records import record
 from coursekit.rules._assume import _tables, notation_owners, symbol_name
 
 _FUNCTION = re.compile(r"\\(?:mathrm|operatorname|text)\{([A-Za-z]\w*)\}|([A-Za-z]\w*)")
@@ -35,7 +36,7 @@ def rowwise_functions() -> frozenset[str]:
     return frozenset(FUNCTIONS) - NUMBER_FUNCTIONS - {"transpose"}
 
 
-@dataclass
+@record
 class Declared:
     """What a lesson's notation says of shapes: symbol -> (dimensions, axes), row-wise names."""
 

@@ -9,11 +9,11 @@ worked problems and exercises.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from coursekit.markdown import scan
 from coursekit.model.base import Location, Node
 from coursekit.model.tree import Chapter, Course, Lesson
+from coursekit.records import record
 
 Locator = Callable[[int], Location]
 
@@ -22,7 +22,7 @@ Locator = Callable[[int], Location]
 _MAX_GAP = 200
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Text:
     value: str
     kind: str  # "problem" | "claim" | "gloss" | "figure" | "body" | "quiz" | "statement"

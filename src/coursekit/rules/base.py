@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from coursekit.config import selector_matches
@@ -27,6 +27,7 @@ from coursekit.diagnostics import Severity
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
 from coursekit.options import Options
+from coursekit.records import record
 from coursekit.store import MemoryStore as MemoryStore
 from coursekit.store import ResultStore as ResultStore
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from coursekit.config import Config
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Finding:
     location: Location
     message: str
@@ -42,7 +43,7 @@ class Finding:
     related: tuple[str, ...] = ()  # other files this finding depends on (see Diagnostic)
 
 
-@dataclass
+@record
 class Context:
     """What a rule may look at: the course, the configuration, and where to keep results.
 
@@ -71,7 +72,7 @@ class Context:
 CheckFn = Callable[[Context], Iterable[Finding]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     code: str
     name: str

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from coursekit.diagnostics import Severity
 from coursekit.latex_names import is_index, shown
@@ -25,6 +24,7 @@ from coursekit.memo import ByIdentity
 from coursekit.model.base import Location
 from coursekit.model.documents import NotationEntry
 from coursekit.model.tree import Chapter, Course
+from coursekit.records import record
 from coursekit.rules._broken import book0_did_not_load, chapter_incomplete
 from coursekit.rules._texts import Text, chapter_texts
 from coursekit.rules.apparatus import book0_paths
@@ -32,7 +32,7 @@ from coursekit.rules.base import Context, Finding, rule
 from coursekit.rules.facts import INHERITED_NOTATION
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Declaration:
     key: str
     entry: NotationEntry
@@ -167,7 +167,7 @@ def symbol_declared_twice(ctx: Context) -> Iterator[Finding]:
             seen.setdefault(decl.key, decl)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Scope:
     keys: frozenset[str]
     singles: frozenset[str]  # declared one-letter (or Greek) symbols: the possible indices

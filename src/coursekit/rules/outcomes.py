@@ -14,14 +14,13 @@ contained one).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from coursekit.diagnostics import Severity
 from coursekit.exec.types import Status as ProgramStatus
+from coursekit.records import record
 from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Outcome:
     """The diagnostic one outcome yields (``code`` None: none of its own, and ``says`` why)."""
 

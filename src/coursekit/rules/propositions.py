@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import partial
 
 from coursekit.bounds import ref_number, shorten
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter, Course
+from coursekit.records import record
 from coursekit.rules._broken import chapter_incomplete
 from coursekit.rules._links import links, mentions, no_such_chapter
 from coursekit.rules._sequence import breaks
@@ -120,7 +120,7 @@ def thesis_not_prop1(ctx: Context) -> Iterator[Finding]:
             )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PropRef:
     chapter: str  # the chapter it points into
     number: int

@@ -5,12 +5,12 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from coursekit.bounds import ref_number, shorten
 from coursekit.hints import did_you_mean
 from coursekit.model.base import Location
 from coursekit.model.tree import Chapter
+from coursekit.records import record
 from coursekit.rules._broken import book0_did_not_load, chapter_did_not_load
 from coursekit.rules._links import (
     COURSE_SCHEMES,
@@ -25,7 +25,7 @@ from coursekit.rules.apparatus import book0_entries, book0_paths
 from coursekit.rules.base import Context, Finding, rule
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LinkAt:
     scheme: str
     rest: str

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import ast
 import warnings
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from coursekit.records import record
 from coursekit.verify.tree import (
     FUNCTIONS,
     BinaryOp,
@@ -65,7 +65,7 @@ class FormulaError(ValueError):
         return (FormulaError, (self.message, self.offset, self.text, self.source))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Limits:
     """Caps applied before anything is built."""
 

@@ -20,9 +20,10 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from coursekit.records import record
 from coursekit.verify.claims import CheckResult
 from coursekit.verify.expr import FormulaError
 
@@ -88,7 +89,7 @@ def _timeout_text(timeout: float) -> str:
 AHEAD = 3
 
 
-@dataclass
+@record
 class _Lane:
     """One forked worker: the pipe we hand it job indexes on, the one it reports on."""
 

@@ -17,8 +17,8 @@ parent (the last two against the values the claim jobs computed).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from coursekit.records import record
 from coursekit.verify.claims import (
     CheckResult,
     Claim,
@@ -100,7 +100,7 @@ def verify_documents(
     return out
 
 
-@dataclass
+@record
 class _Planned:
     """One document before its sympy jobs run: what is known already, and the jobs."""
 

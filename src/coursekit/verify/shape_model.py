@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+
+from coursekit.records import record
 
 _DIM = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[1-9][0-9]{0,8}")
 
@@ -35,13 +36,13 @@ class UpstreamShapeError(Exception):
     argument is that formula's name."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Axis:
     size: str  # a symbol name or a whole number, as text
     role: str | None = None  # what the axis indexes ("queries"), when notation says
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Shape:
     """A scalar (no axes) or a matrix (rows, columns); ``normalised`` is the axis a row-wise
     function made each line a distribution over (1 for its columns; 0 once transposed)."""

@@ -20,9 +20,10 @@ import dataclasses
 import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, Protocol
 
+from coursekit.records import record
 from coursekit.verify.claims import Claim
 from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE, Status, Subject
 
@@ -30,7 +31,7 @@ from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE, Status, Subjec
 ENGINE_VERSION = "3"  # 3: an empty `solutions`/`variables` is no longer the field left out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MathsSpec:
     """Everything one document asks to verify, as plain data.
 
@@ -136,7 +137,7 @@ class MathsSpec:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Verdict:
     """The outcome of one check.
 

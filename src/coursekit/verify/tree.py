@@ -13,14 +13,15 @@ of the construct, so a caller can point at ``file:line:col``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
+
+from coursekit.records import record
 
 BinaryOp = Literal["+", "-", "*", "/", "**"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Num:
     """An exact number (integers and decimals are kept exact as fractions)."""
 
@@ -28,7 +29,7 @@ class Num:
     offset: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Name:
     """A symbol, a declared formula or a named constant (``pi``)."""
 
@@ -36,13 +37,13 @@ class Name:
     offset: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Neg:
     operand: Node
     offset: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BinOp:
     op: BinaryOp
     left: Node
@@ -50,7 +51,7 @@ class BinOp:
     offset: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Call:
     """A call to one of the whitelisted functions in :data:`FUNCTIONS`."""
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from math import inf
 from typing import Any
 
+from coursekit.records import record
 from coursekit.verify.status import Status
 
 CLAIM_KINDS = ("identity", "solve", "value", "order", "inequality", "shape")
@@ -46,7 +47,7 @@ def _texts(value: object, name: str) -> tuple[str, ...]:
     return (_text(value, name),)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Claim:
     """One claim, as plain data.  Build from a YAML mapping with :meth:`from_mapping`."""
 
@@ -233,7 +234,7 @@ def split_equation(text: str) -> tuple[str, str]:
     return parts[0].strip(), parts[1].strip()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CheckResult:
     status: Status
     message: str

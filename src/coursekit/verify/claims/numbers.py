@@ -7,10 +7,10 @@ Pure Python; does not import sympy.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
+from coursekit.records import record
 from coursekit.verify.claims.model import (
     CheckResult,
 )
@@ -109,7 +109,7 @@ _APPROX = ("about", "approximately", "roughly", "around", "nearly", "almost", "s
 _NUMBER_RE = re.compile(r"^(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Written:
     """A number as written: its value and the half-width of the interval it stands for."""
 

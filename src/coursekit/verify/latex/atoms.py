@@ -8,15 +8,15 @@ delimited pairs (``\\left( \\right)``, norms, ``|x|``, floors) and macro argumen
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 from coursekit.latex_macros import ACCENT_PREFIX, STYLE_PREFIX, styled_name
+from coursekit.records import record
 from coursekit.verify.latex.tokens import GREEK, OPEN, Tok, TokenCursor, identifier
 from coursekit.verify.tree import Call, Name, Node, Num
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Info:
     """What an atom was, for deciding what a following ``_``, ``^`` or ``(`` means."""
 

@@ -5,9 +5,8 @@ statement's sides and relations (``=``, ``<``, ``\\le``, ``\\in \\mathbb{R}^{a \
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from coursekit.latex_macros import ACCENT_PREFIX, STYLE_PREFIX
+from coursekit.records import record
 from coursekit.verify.latex.atoms import PAIRS
 from coursekit.verify.latex.operators import BIG_OPERATORS
 from coursekit.verify.latex.scripts import Scripts
@@ -38,7 +37,7 @@ _FACTOR_MACROS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Side:
     """One side of a chain of relations: an expression, or a label (``node is None``).
 

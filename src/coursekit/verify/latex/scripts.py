@@ -9,10 +9,10 @@ rather than guessed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import pairwise
 
 from coursekit.latex_macros import STYLE_PREFIX
+from coursekit.records import record
 from coursekit.verify.latex.atoms import CALL, Info
 from coursekit.verify.latex.calls import Calls
 from coursekit.verify.latex.tokens import GREEK, Tok, identifier
@@ -23,7 +23,7 @@ TRANSPOSE_MACROS = frozenset({"top", "intercal", "T"})
 LABEL_LETTERS = frozenset("QKVO")  # W^Q, W^K, W^V, W^O: the projections of attention
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Script:
     kind: str  # "power" | "transpose" | "label" | "ordinal" | "T" | "upper"
     node: Node | None

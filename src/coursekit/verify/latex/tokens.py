@@ -4,9 +4,9 @@ cursor over the tokens that parsers step through (with the error messages they s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from coursekit.records import record
 from coursekit.verify.expr import FormulaError, Limits
 
 _GREEK_NAMES = (
@@ -76,7 +76,7 @@ MUL_MACROS = frozenset({"cdot", "times", "ast"})
 OPEN = {"(": ")", "[": "]", "\\{": "\\}"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tok:
     kind: str  # "cmd" | "char" | "text" | "end"
     value: str  # macro name without backslash, the character, or the text macro name
