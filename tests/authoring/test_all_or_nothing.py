@@ -202,29 +202,81 @@ def fixed_by_the_cli(
     return tree(root)
 
 
+# The phases of `journal.commit` in order, as `_phase` sees them from outside the process.
+PHASES = ("planned", "staging", "commit", "renaming", "renamed")
+# Each write boundary sleeps this long (seconds). The narrowest phase aimed at, "renaming"
+# (between the fix's two renames), lasts one boundary: it has to outlast a poll on a busy machine.
+WRITE_DELAY = "0.1"
+
+
+def _phase(root: Path) -> str | None:
+    """Where `journal.commit` is, read from its journal and staged files; None: no journal (not
+    yet, or no more) or one that could not be read (the caller polls again).
+
+    "planned": journal in state "staging", nothing staged yet; "staging": some file staged;
+    "commit": journal in state "commit", no staged file renamed yet; "renaming": some but not
+    all renamed; "renamed": all renamed, the journal not yet removed.
+    """
+    try:
+        document = json.loads(journal.journal_path(root).read_bytes())
+        state = document["state"]
+        staged = [(root / entry["staged"]).exists() for entry in document["entries"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if state == "staging":
+        return "staging" if any(staged) else "planned"
+    if all(staged):
+        return "commit"
+    return "renaming" if any(staged) else "renamed"
+
+
+def _stop_in(proc: subprocess.Popen[bytes], root: Path, aim: str) -> str:
+    """Poll until the running command is in phase `aim`, then SIGSTOP it; the phase it stopped
+    in, read once it is frozen: exactly the one a SIGKILL sent now lands in."""
+    deadline = time.monotonic() + 60
+    seen = "planned"
+    while (now := _phase(root)) != aim:
+        seen = now or seen
+        assert PHASES.index(seen) < PHASES.index(aim), f"polled too late: {seen!r}, not {aim!r}"
+        assert proc.poll() is None, f"fix exited ({proc.returncode}) before {aim!r}"
+        assert time.monotonic() < deadline, f"fix never reached {aim!r} (last seen: {seen!r})"
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGSTOP)
+    _pid, status = os.waitpid(proc.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), f"fix ended (wait status {status}) before it could be stopped"
+    return _phase(root) or "no journal"
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("attempt", range(3))
+@pytest.mark.parametrize("aim", ["staging", "commit", "renaming"])
 def test_the_real_cli_killed_mid_write_by_the_delay_hook(
-    tmp_path: Path, template: Path, attempt: int, fixed_by_the_cli: dict[str, bytes]
+    tmp_path: Path, template: Path, aim: str, fixed_by_the_cli: dict[str, bytes]
 ) -> None:
-    """The same through the real command line, killed while it writes (the journal exists)."""
+    """The same through the real command line, SIGKILLed from outside in each phase of its write:
+    while staging (the next command rolls it back: the old tree), at the commit point and while
+    renaming (the next command completes it: the fixed tree)."""
     _break_numbering(template)
     root = tmp_path / "project"
     _fresh(template, root)
     before = tree(root)
     assert fixed_by_the_cli != before, "fix changed nothing: the test would prove nothing"
-    env = {**os.environ, "COURSEKIT_TEST_WRITE_DELAY": "0.02"}
+    env = {**os.environ, "COURSEKIT_TEST_WRITE_DELAY": WRITE_DELAY}
     proc = subprocess.Popen([*CLI, "fix"], cwd=root, env=env, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not journal.journal_path(root).exists() and proc.poll() is None:
-        assert time.monotonic() < deadline, "fix never started writing"
-        time.sleep(0.005)
-    time.sleep(0.05 * attempt)  # while staging, at the commit point, while renaming
-    proc.send_signal(signal.SIGKILL)
-    assert proc.wait() == -signal.SIGKILL, "fix finished before it could be killed"
+    try:
+        stopped_in = _stop_in(proc, root, aim)
+    finally:
+        proc.kill()  # a stopped process dies too, without running another instruction
+        proc.wait()
+    assert stopped_in == aim, f"aimed at {aim!r}, killed in {stopped_in!r}"
+    assert proc.returncode == -signal.SIGKILL
     recovered = subprocess.run([*CLI, "owed"], cwd=root, capture_output=True, check=True)
-    assert b"interrupted write" in recovered.stderr
-    assert tree(root) in (before, fixed_by_the_cli)
+    if aim == "staging":
+        assert b"rolled back an interrupted write" in recovered.stderr
+        assert tree(root) == before
+    else:
+        assert b"completed an interrupted write of 2 file(s)" in recovered.stderr
+        assert tree(root) == fixed_by_the_cli
+    assert not journal.journal_path(root).exists()
 
 
 def _interrupt_after_commit_point(root: Path) -> Changeset:
