@@ -368,6 +368,24 @@ def test_claim_unknown_field_or_kind() -> None:
     assert check_claim(Context(), bad).status == "error"
 
 
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"kind": "value", "expr": "Max(x, sqrt(x))", "value": 1},
+        {"kind": "identity", "lhs": "Max(x, sqrt(x))", "rhs": "x"},
+    ],
+    ids=["value", "identity"],
+)
+def test_a_substitution_sympy_refuses_is_crashed_not_an_exception(
+    ctx: Context, fields: dict[str, Any]
+) -> None:
+    """At x = -1 sympy must compare I with -1, and raises ValueError (seen in stop 40's
+    hypothesis run of test_substitution.py): a result the check reports at its claim."""
+    r = run(ctx, where={"x": -1}, **fields)
+    assert r.status == "crashed"
+    assert "sympy raised ValueError" in r.message and "not comparable" in r.message
+
+
 def test_claim_missing_field(ctx: Context) -> None:
     r = run(ctx, kind="value", expr="recurrence")
     assert r.status == "error" and r.field == "value"
