@@ -55,7 +55,9 @@ def run_rules(ctx: Context) -> list[Diagnostic]:
     ]
     # per-chapter rules first: the formulas family starts the program servers early, so that
     # their start-up overlaps the sympy work rather than following it (coursekit.rules._programs)
-    found = run_per_chapter(ctx, [r for r in selected if r.per_chapter is not None], run_rule)
+    per_chapter = [rule for rule in selected if rule.per_chapter is not None]
+    summaries = [s for rule in selected if rule.per_chapter is None for s in rule.summaries]
+    found = run_per_chapter(ctx, per_chapter, run_rule, summaries)
     for rule in selected:
         if rule.per_chapter is None:
             found += run_rule(ctx, rule)[0]

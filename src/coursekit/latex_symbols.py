@@ -38,6 +38,7 @@ from coursekit.latex_names import formula_name, index_parts, is_index, key_of, s
 from coursekit.latex_tokens import Tok, canonical, tokens, unbrace
 from coursekit.latex_tokens import walk as _walk  # by this name, the seam tests patch
 from coursekit.markdown import MathSpan, scan
+from coursekit.memo import per_text
 from coursekit.records import record
 
 
@@ -165,7 +166,7 @@ def _attach_scripts(stream: _Stream, base: str, pos: int) -> None:
     _scan(superscripts, stream.uses)
 
 
-@lru_cache(maxsize=8192)
+@per_text(8192)
 def _read_maths(latex: str) -> tuple[tuple[SymbolUse, ...], str | None]:
     try:
         toks = tokens(_walk("$" + latex.replace("$", " ") + "$"))
@@ -255,7 +256,7 @@ class UnreadableMaths:
     reason: str
 
 
-@lru_cache(maxsize=4096)
+@per_text(4096)
 def _maths_of(markdown: str) -> tuple[_Maths, ...]:
     """The maths of a Markdown text, each span walked once per distinct text among the last
     4,096 (a run's notation rules share each chapter's walk: `rules.notation.chapter_maths`).

@@ -16,6 +16,7 @@ Standard library only: a leaf.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -55,3 +56,27 @@ class ByIdentity(Generic[V]):
             self._held.clear()
         self._held[id(subject)] = (subject, also, value)
         return value
+
+
+# The caches of what is worked out from one text (a lesson body's Markdown scan, its links, the
+# maths it writes): `let_go_of_texts` empties them.
+_TEXT_CACHES: list[Callable[[], None]] = []
+
+
+def per_text(maxsize: int) -> Callable[[Callable[..., V]], functools._lru_cache_wrapper[V]]:
+    """`functools.lru_cache(maxsize)` for a function of a text (or of a formula of one), whose
+    cache `let_go_of_texts` empties: a run that checks a large course in batches of chapters
+    lets go of a batch's before the next (coursekit.incremental)."""
+
+    def wrap(function: Callable[..., V]) -> functools._lru_cache_wrapper[V]:
+        cached = functools.lru_cache(maxsize=maxsize)(function)
+        _TEXT_CACHES.append(cached.cache_clear)
+        return cached
+
+    return wrap
+
+
+def let_go_of_texts() -> None:
+    """Empty every `per_text` cache: what they hold is worked out again when next asked for."""
+    for clear in _TEXT_CACHES:
+        clear()

@@ -156,6 +156,7 @@ class ResidentCourse:
         elsewhere."""
         if self.loaded is not None:
             self.loaded.course.derived.clear()
+            self.loaded.course.of_chapter.clear()
             self.loaded = None
 
     def _patched(self, changes: set[str]) -> LoadResult | None:

@@ -32,6 +32,7 @@ from markdown_it import MarkdownIt
 
 from coursekit.frontmatter import front_matter
 from coursekit.markdown.links import Link, Tag, links, tags
+from coursekit.memo import per_text
 from coursekit.records import record
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -98,7 +99,7 @@ def _parser() -> MarkdownIt:
     return parser
 
 
-@lru_cache(maxsize=8192)
+@per_text(8192)
 def scan(text: str, with_front_matter: bool = False) -> Scan:
     """The scanned view of a Markdown text (a lesson body, a caption, a whole lesson file)."""
     regions: list[Region] = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import field
 from typing import TypeVar, cast
 
@@ -147,6 +147,11 @@ class Course:
     # Views that several rules derive from the same documents (a chapter's texts, a lesson's
     # verified maths), computed once per run by whichever rule asks first: see `derive`.
     derived: dict[object, object] = field(default_factory=dict)
+    # What rules worked out from one chapter's documents (and course-wide facts), by chapter:
+    # see `derive_of`. Not carried to a course made from this one (`dataclasses.replace`).
+    of_chapter: dict[str, dict[object, object]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def apparatus(self) -> dict[str, ApparatusEntry]:
@@ -161,6 +166,25 @@ class Course:
         if key not in self.derived:
             self.derived[key] = compute()
         return cast(T, self.derived[key])
+
+    def derive_of(self, chapter_id: str, key: object, compute: Callable[[], T]) -> T:
+        """`derive` for a view of one chapter: let go of with the chapter (`let_go`)."""
+        held = self.of_chapter.setdefault(chapter_id, {})
+        if key not in held:
+            held[key] = compute()
+        return cast(T, held[key])
+
+    def derived_of(self, chapter_id: str, key: object) -> object | None:
+        """What `derive_of` holds for the chapter under `key`, or None."""
+        held = self.of_chapter.get(chapter_id)
+        return None if held is None else held.get(key)
+
+    def let_go(self, chapter_ids: Iterable[str]) -> None:
+        """Forget what was derived of these chapters: a run that checks a large course in
+        batches of chapters (coursekit.incremental) holds one batch's views at a time. What
+        is asked for again is worked out again."""
+        for chapter_id in chapter_ids:
+            self.of_chapter.pop(chapter_id, None)
 
     def lesson(self, ref: str) -> Lesson | None:
         chapter_id, _, lesson_id = ref.partition("/")

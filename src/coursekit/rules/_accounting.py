@@ -39,7 +39,7 @@ def account(course: Course, chapters: Iterable[Chapter] | None = None) -> tuple[
 
 def chapter_account(course: Course, chapter: Chapter) -> tuple[Item, ...]:
     """Every item of one chapter: what its own files show, against its own claims."""
-    return course.derive(("accounting", chapter.id), lambda: tuple(_account(course, chapter)))
+    return course.derive_of(chapter.id, "accounting", lambda: tuple(_account(course, chapter)))
 
 
 def _account(course: Course, chapter: Chapter) -> Iterator[Item]:

@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from fractions import Fraction
-from functools import lru_cache, partial
+from functools import partial
 
 from coursekit.markdown import Scan
 from coursekit.markdown.numbers import Found
+from coursekit.memo import per_text
 from coursekit.rules._items import Item, Where
 from coursekit.rules._numbers_judge import ChapterFacts, Source, derived_looking, judge_number
 from coursekit.verify.claims.numbers import read_number, show
@@ -54,7 +55,7 @@ def _holds_a_number(latex: str) -> bool:
     return _ENDS_IN_NUMBER.search(latex) is not None
 
 
-@lru_cache(maxsize=8192)
+@per_text(8192)
 def _read_inline(latex: str) -> tuple[_SideValue, ...] | None:
     """The sides of inline maths with their exact values (None for a side with symbols)."""
     sides: list[_SideValue] = []

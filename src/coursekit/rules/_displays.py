@@ -31,7 +31,7 @@ from coursekit.verify.latex import parse_latex_sides
 from coursekit.verify.tree import Name, Node, formula_text, free_names
 
 NAMESPACE = "sympy-displays"
-SETTLED = ("accounting", "settled")  # course.derived key of the account after sympy
+SETTLED = ("accounting", "settled")  # `Course.derive_of` key of the account after sympy
 
 
 def display_item(
@@ -151,13 +151,13 @@ def settled(ctx: Context) -> tuple[Item, ...]:
     return tuple(
         item
         for chapter in ctx.chapters()
-        for item in ctx.course.derive((*SETTLED, chapter.id), partial(judged, chapter))
+        for item in ctx.course.derive_of(chapter.id, SETTLED, partial(judged, chapter))
     )
 
 
 def settled_of(course: Course, chapter_id: str) -> tuple[Item, ...] | None:
     """The chapter's account as `settled` left it in this run, or None: not settled."""
-    found = course.derived.get((*SETTLED, chapter_id))
+    found = course.derived_of(chapter_id, SETTLED)
     return found if isinstance(found, tuple) else None
 
 

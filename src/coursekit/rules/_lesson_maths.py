@@ -87,9 +87,9 @@ def lesson_maths(ctx: Context) -> list[LessonMaths]:
     CK8 rules): the chapters not checked yet in this run are verified together."""
     if not ctx.options.formulas:
         return []
-    derived = ctx.course.derived
+    course = ctx.course
     chapters = list(ctx.chapters())
-    missing = [c for c in chapters if (NAMESPACE, c.id) not in derived]
+    missing = [c for c in chapters if checked(course, c.id) is None]
     if missing:
         planned = [
             p for c in missing for p in map(partial(_plan_lesson, ctx), c.lessons.values()) if p
@@ -98,16 +98,17 @@ def lesson_maths(ctx: Context) -> list[LessonMaths]:
         if todo:  # the program servers start meanwhile, rather than after the sympy work
             start_early(ctx)
         _verify_uncached(ctx, todo)
-        for chapter in missing:
-            derived[(NAMESPACE, chapter.id)] = [
-                p.maths for p in planned if p.maths.lesson.chapter_id == chapter.id
-            ]
-    return [maths for c in chapters for maths in checked(ctx.course, c.id) or ()]
+        by_chapter: dict[str, list[LessonMaths]] = {chapter.id: [] for chapter in missing}
+        for p in planned:
+            by_chapter[p.maths.lesson.chapter_id].append(p.maths)
+        for chapter_id, found in by_chapter.items():
+            course.derive_of(chapter_id, NAMESPACE, partial(list, found))
+    return [maths for c in chapters for maths in checked(course, c.id) or ()]
 
 
 def checked(course: Course, chapter_id: str) -> list[LessonMaths] | None:
     """What this run verified of the chapter's lessons, or None: not checked in this run."""
-    found = course.derived.get((NAMESPACE, chapter_id))
+    found = course.derived_of(chapter_id, NAMESPACE)
     return found if isinstance(found, list) else None
 
 
@@ -139,12 +140,14 @@ def _plan_lesson(ctx: Context, lesson: Lesson) -> _Planned | None:
         return None
     from coursekit.verify import MathsSpec, Verdict
 
-    notation = ctx.course.derive(
-        (NAMESPACE, "assume", lesson.chapter_id),
+    notation = ctx.course.derive_of(
+        lesson.chapter_id,
+        (NAMESPACE, "assume"),
         lambda: _assume.inherited(ctx.course, ctx.course.chapters.get(lesson.chapter_id)),
     )
-    shaped = ctx.course.derive(
-        (NAMESPACE, "shapes", lesson.chapter_id),
+    shaped = ctx.course.derive_of(
+        lesson.chapter_id,
+        (NAMESPACE, "shapes"),
         lambda: _shapes.inherited(ctx.course, ctx.course.chapters.get(lesson.chapter_id)),
     )
     spec = MathsSpec.build(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 
 from coursekit.bounds import ref_number
 from coursekit.hints import did_you_mean
 from coursekit.markdown import scan
+from coursekit.memo import per_text
 from coursekit.model.tree import Course
 from coursekit.records import record
 from coursekit.rules._broken import chapter_did_not_load
@@ -36,7 +36,7 @@ def links(markdown: str) -> tuple[Link, ...]:
     return _links(markdown)
 
 
-@lru_cache(maxsize=8192)
+@per_text(8192)
 def _links(markdown: str) -> tuple[Link, ...]:
     return tuple(_find_links(markdown))
 

@@ -226,8 +226,8 @@ def _parallel(ctx: Context, jobs: int) -> int:
 
 
 def start_early(ctx: Context) -> None:
-    """Run the programs of the chapters `ctx` checks now, in the background, if programs will
-    run in this check.
+    """Run the programs of the chapters `ctx` checks now and later in the run (`ahead`), in the
+    background, if programs will run in this check.
 
     A server takes a few hundred milliseconds to start (a fresh interpreter importing numpy),
     and the programs then take their own time: called before other long work (the sympy
@@ -237,7 +237,13 @@ def start_early(ctx: Context) -> None:
     if not ctx.options.exec or not _selected(ctx) or _EARLY in ctx.course.derived:
         return
     judged: dict[str, dict[str, Verdict]] = ctx.course.derive(_JUDGED, dict)
-    todo = _sort_out(ctx, [c for c in ctx.chapters() if c.id not in judged])
+    soon = None if ctx.only is None else ctx.only | ctx.ahead
+    chapters = [
+        chapter
+        for chapter_id, chapter in ctx.course.chapters.items()
+        if (soon is None or chapter_id in soon) and chapter_id not in judged
+    ]
+    todo = _sort_out(ctx, chapters)
     if todo.jobs:
         ctx.course.derive(_EARLY, lambda: _Early(ctx, todo))
 

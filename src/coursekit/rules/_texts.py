@@ -135,8 +135,8 @@ def lesson_texts(course: Course, lesson: Lesson) -> Iterator[Text]:
 
 def chapter_texts(course: Course, chapter: Chapter) -> tuple[Text, ...]:
     """Every text of a chapter that may hold maths, links or mentions, in reading order."""
-    return course.derive(
-        ("chapter_texts", chapter.id), lambda: tuple(_chapter_texts(course, chapter))
+    return course.derive_of(
+        chapter.id, "chapter_texts", lambda: tuple(_chapter_texts(course, chapter))
     )
 
 

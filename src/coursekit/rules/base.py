@@ -50,6 +50,8 @@ class Context:
     `options` carries the run's switches from the command line (see `coursekit.options`).
     `only` names the chapters a per-chapter rule is to check this time (None: every chapter);
     the engine narrows it to the chapters whose inputs changed (see `coursekit.incremental`).
+    `ahead` names the chapters the run checks after these (it checks a large course in batches):
+    work started early, in the background, may start for them too.
     `course_part`: whether a per-chapter rule declared `course_part` also reports on what lies
     outside every chapter (course.yaml's and Book 0's tables); the engine runs that part on its
     own, with no chapter, so that it is never attributed to one.
@@ -61,6 +63,7 @@ class Context:
     options: Options = field(default_factory=Options)
     only: frozenset[str] | None = None
     course_part: bool = True
+    ahead: frozenset[str] = frozenset()
 
     def chapters(self) -> Iterator[Chapter]:
         """The chapters a per-chapter rule checks, in course order."""
@@ -70,6 +73,7 @@ class Context:
 
 
 CheckFn = Callable[[Context], Iterable[Finding]]
+Summary = Callable[[Context, Chapter], object]
 
 
 @record(frozen=True)
@@ -89,6 +93,11 @@ class Rule:
     # A per-chapter rule that also reads course-wide tables (`Context.course_part`): that part
     # is cheap and runs every time, with no chapter.
     course_part: bool = False
+    # A rule that compares chapters names the per-chapter summaries it reads (each a function
+    # that works out, and keeps, one chapter's: rules/facts.py `summary`). A run that checks a
+    # large course in batches works them out while a batch's documents are read, rather than
+    # reading every chapter again for the comparison (coursekit.incremental).
+    summaries: tuple[Summary, ...] = ()
 
     @property
     def title(self) -> str:
@@ -142,18 +151,20 @@ def rule(
     fixable: bool = False,
     per_chapter: tuple[str, ...] | None = None,
     course_part: bool = False,
+    summaries: tuple[Summary, ...] = (),
 ) -> Callable[[CheckFn], CheckFn]:
     """Register a check under a stable code and name; its docstring documents it.
 
     `per_chapter`: the rule iterates `ctx.chapters()` and what it finds in a chapter depends on
     that chapter's files and the named course-wide facts alone (see `Rule.per_chapter`).
     `course_part`: it also reports on course-wide tables when `ctx.course_part` (see `Context`).
+    `summaries`: the per-chapter summaries a rule comparing chapters reads (see `Rule.summaries`).
     """
 
     def register(func: CheckFn) -> CheckFn:
         doc = func.__doc__ or ""
         family = _family(func.__module__)
-        _add(code, name, severity, doc, func, family, fixable, per_chapter, course_part)
+        _add(code, name, severity, doc, func, family, fixable, per_chapter, course_part, summaries)
         return func
 
     return register
@@ -176,6 +187,7 @@ def _add(
     fixable: bool,
     per_chapter: tuple[str, ...] | None = None,
     course_part: bool = False,
+    summaries: tuple[Summary, ...] = (),
 ) -> None:
     if code in REGISTRY:
         raise ValueError(f"rule code {code} registered twice")
@@ -184,7 +196,17 @@ def _add(
     # The first sentence: what `coursekit rules` shows on one line.
     summary = first_sentence(paragraph)
     REGISTRY[code] = Rule(
-        code, name, family, severity, summary, text, func, fixable, per_chapter, course_part
+        code,
+        name,
+        family,
+        severity,
+        summary,
+        text,
+        func,
+        fixable,
+        per_chapter,
+        course_part,
+        summaries,
     )
 
 

@@ -217,7 +217,7 @@ def chapter_maths(course: Course, chapter: Chapter) -> _Walked:
         )
         return tuple(walk for walk in both if walk[1] or walk[2])
 
-    return course.derive(("notation_maths", chapter.id), walked)
+    return course.derive_of(chapter.id, "notation_maths", walked)
 
 
 def chapter_uses(course: Course, chapter: Chapter) -> Iterator[tuple[SymbolUse, Text]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import partial
+from typing import Any
 
 from coursekit.bounds import ref_number, shorten
 from coursekit.model.base import Location
@@ -215,7 +216,13 @@ def _supported(course: Course, chapter: Chapter) -> list[list[str | int]]:
     return [[target, number] for target, number in sorted(found)]
 
 
-@rule("CK405", "proposition-unsupported")
+def _supports_summary(ctx: Context, chapter: Chapter) -> Any:
+    """The chapter's `_supported`, kept in the store by content (CK405 compares them)."""
+    course = ctx.course
+    return summary(course, ctx.store, "supports", chapter, partial(_supported, course, chapter))
+
+
+@rule("CK405", "proposition-unsupported", summaries=(_supports_summary,))
 def proposition_unsupported(ctx: Context) -> Iterator[Finding]:
     """A published chapter has a proposition that no lesson and no problem supports.
 
@@ -232,9 +239,7 @@ def proposition_unsupported(ctx: Context) -> Iterator[Finding]:
     course = ctx.course
     supported: set[tuple[str, int]] = set()
     for chapter in course.chapters.values():  # each chapter read once, then kept by content
-        found = summary(
-            course, ctx.store, "supports", chapter, partial(_supported, course, chapter)
-        )
+        found = _supports_summary(ctx, chapter)
         supported.update((str(target), int(number)) for target, number in found)
     for chapter in course.chapters.values():
         if chapter.manifest.status != "published" or chapter_incomplete(chapter):
