@@ -237,13 +237,7 @@ def start_early(ctx: Context) -> None:
     if not ctx.options.exec or not _selected(ctx) or _EARLY in ctx.course.derived:
         return
     judged: dict[str, dict[str, Verdict]] = ctx.course.derive(_JUDGED, dict)
-    soon = None if ctx.only is None else ctx.only | ctx.ahead
-    chapters = [
-        chapter
-        for chapter_id, chapter in ctx.course.chapters.items()
-        if (soon is None or chapter_id in soon) and chapter_id not in judged
-    ]
-    todo = _sort_out(ctx, chapters)
+    todo = _sort_out(ctx, [c for c in ctx.chapters(ahead=True) if c.id not in judged])
     if todo.jobs:
         ctx.course.derive(_EARLY, lambda: _Early(ctx, todo))
 

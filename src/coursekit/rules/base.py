@@ -65,10 +65,11 @@ class Context:
     course_part: bool = True
     ahead: frozenset[str] = frozenset()
 
-    def chapters(self) -> Iterator[Chapter]:
-        """The chapters a per-chapter rule checks, in course order."""
+    def chapters(self, ahead: bool = False) -> Iterator[Chapter]:
+        """The chapters a per-chapter rule checks, in course order; with `ahead`, also those
+        the run checks after them."""
         for chapter_id, chapter in self.course.chapters.items():
-            if self.only is None or chapter_id in self.only:
+            if self.only is None or chapter_id in self.only or (ahead and chapter_id in self.ahead):
                 yield chapter
 
 
