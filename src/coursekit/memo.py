@@ -1,4 +1,5 @@
-"""Values worked out from objects a long-lived process keeps, remembered by their identity.
+"""What is worked out once and remembered: by the identity of what it came from (`ByIdentity`),
+or by a text's content (`per_text`).
 
 The daemon and the language server check again and again a course most of whose objects
 (texts, models, stored results) are the very objects of the last run: what was worked out
@@ -10,6 +11,10 @@ A memo remembers only once a process says it checks again and again (`remember()
 daemon's resident course, the language server). A one-shot `check` looks each object up once,
 where holding on to it only costs: at 1,000 chapters the references kept made a fresh check
 ~60 ms slower (the collector walking them), for no hit.
+
+A `per_text` cache (a lesson body's Markdown scan, its links, its maths) remembers in every
+process, as `functools.lru_cache` does, and is emptied by `let_go_of_texts`: a run checking a
+large course in batches of chapters lets go of a batch's before the next.
 
 Standard library only: a leaf.
 """
