@@ -14,6 +14,9 @@ def main(prog_name: str | None = None) -> None:
 
     daemon_wire.replay()  # exits when a daemon answers
     warm.replay()  # exits when it answers
+    from coursekit.lazy import import_paused
+
+    import_paused("coursekit.cli")  # click and the command line: ~60 ms of imports
     from coursekit.cli import main as command_line
 
     command_line(prog_name=prog_name)
