@@ -56,6 +56,7 @@ def run_cached(
     edit of a 1,000-chapter course for a replay the next unchanged run records anyway.
     """
     if not use_cache:
+        _import_the_checker()
         _known_format(output_format)
         return run(project, paths, output_format, out, color=color, options=options)
     if _resident is not None:

@@ -22,10 +22,10 @@ def long_lived() -> Iterator[None]:
     and full collections resume, a tenth as often as by default (~15 of them had doubled a
     cold load, 2.2 s against 1.1 s; none at all held its cycles to the end, +67 MB at 1,000
     chapters). The youngest generation is collected as usual throughout: its collections
-    are what tell the load that parsing began. Afterwards the loaded objects are frozen (`gc.freeze`): later collections skip
-    them. Frozen objects are still freed by reference counting, and a second load first
-    unfreezes the first's (a long-running server reloads), so a cycle among them is collected
-    in time.
+    are what tell the load that parsing began. Afterwards the loaded objects are frozen
+    (`gc.freeze`): later collections skip them. Frozen objects are still freed by reference
+    counting, and a second load first unfreezes the first's (a long-running server reloads),
+    so a cycle among them is collected in time.
     """
     gc.unfreeze()
     young, middle, old = gc.get_threshold()
