@@ -56,7 +56,6 @@ def run_cached(
     edit of a 1,000-chapter course for a replay the next unchanged run records anyway.
     """
     if not use_cache:
-        _import_the_checker()
         _known_format(output_format)
         return run(project, paths, output_format, out, color=color, options=options)
     if _resident is not None:
@@ -82,7 +81,6 @@ def run_cached(
         # imports on the other core while this one imports the rest and loads the course.
         if server is not None and _new_maths(project, runs, store):
             server.start()
-        _import_the_checker()
         _known_format(output_format)
         runs.keep_table()  # ~10 MB at 1,000 chapters, not held through the run
         # The load reads the tree as the lookup just saw it, the texts it knows from the pack.
@@ -190,14 +188,13 @@ class UnknownFormat(ValueError):
     """An output format no reporter is registered for (a usage error)."""
 
 
-def _import_the_checker() -> None:
-    """The engine (its rules) and the reporters (the models), imported as one (`import_paused`)."""
+def _known_format(name: str) -> None:
+    """Raise UnknownFormat unless a reporter is registered as `name`. Every path of
+    `run_cached` that checks asks this first: the reporters (their models) and the engine (its
+    rules) are imported here, together, with the collector paused (`import_paused`)."""
     from coursekit.lazy import import_paused
 
     import_paused("coursekit.report", "coursekit.engine")
-
-
-def _known_format(name: str) -> None:
     from coursekit.report import REPORTERS
 
     if name not in REPORTERS:
@@ -219,7 +216,6 @@ def run(
     when a rule crashed)."""
     from dataclasses import replace
 
-    _import_the_checker()
     from coursekit.engine import check
     from coursekit.options import Options
     from coursekit.project import relative_paths
