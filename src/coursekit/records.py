@@ -10,6 +10,8 @@ the class's own (`__init__`, and a frozen class's guards against assignment) and
 compare, hash and print what dataclass's would (the fields it would use, in its order and
 format), and a method the class body defines itself is kept, as dataclass keeps it.
 (Python 3.13 writes a class's methods in one compilation; this is then a smaller saving.)
+A record with no docstring gets its class name for one: dataclass would write one from
+`inspect.signature` of the class, another ~0.1 ms each (42 of a `check`'s records had none).
 
 mypy sees `dataclasses.dataclass` itself: a record is typed, and checked, as one.
 
@@ -87,6 +89,8 @@ def _record(
     cls: type | None = None, /, *, frozen: bool = False, slots: bool = False, order: bool = False
 ) -> Any:
     def make(cls: type) -> type:
+        if not cls.__doc__:  # dataclass would write one from `inspect.signature`: ~0.1 ms
+            cls.__doc__ = cls.__name__
         if order:  # the ordering methods dataclass writes go with its own `__eq__`
             return dataclasses.dataclass(cls, frozen=frozen, slots=slots, order=True)
         body = cls.__dict__  # (before `slots` makes a new class of it)
