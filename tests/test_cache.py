@@ -18,7 +18,8 @@ import coursekit
 from coursekit import cache, cache_env, cache_tree
 from coursekit.cli import main
 from coursekit.load.parsecache import cached_parse
-from coursekit.load.yamlsafe import LoadError, parse_yaml
+from coursekit.load.yamlparse import parse_yaml
+from coursekit.load.yamlsafe import LoadError
 from coursekit.options import Options
 from coursekit.project import find_project
 from coursekit.rules import REGISTRY

@@ -30,7 +30,7 @@ from dataclasses import field
 from coursekit.config import Config, selector_matches
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.frontmatter import front_matter
-from coursekit.load.yamlsafe import Span, comment_start, text_spans
+from coursekit.load.yamlsafe import Span, comment_start
 from coursekit.markdown import Comment, Scan, scan
 from coursekit.memo import remembering
 from coursekit.records import record
@@ -163,6 +163,8 @@ def _directives(path: str, text: str, lines: list[str]) -> list[_Directive]:
 
 def _yaml_directives(lines: list[str], first: int, end: int) -> list[_Directive]:
     """Directives in the real comments of lines[first:end] (a YAML file or front matter)."""
+    from coursekit.load.yamlparse import text_spans  # ruamel: only where a directive is
+
     scalars = text_spans("\n".join(lines[first:end]))
     found: list[_Directive] = []
     for index in range(first, end):

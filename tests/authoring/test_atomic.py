@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from coursekit.atomic import atomic_write_text
-from coursekit.load.yamlsafe import parse_yaml
+from coursekit.load.yamlparse import parse_yaml
 
 
 def _document(tag: str, lines: int) -> str:

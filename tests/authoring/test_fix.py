@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from coursekit.authoring.yamledit import YamlEditor
-from coursekit.load.yamlsafe import parse_yaml
+from coursekit.load.yamlparse import parse_yaml
 
 from .conftest import II2, changed_lines, run, snapshot
 

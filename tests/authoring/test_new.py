@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.load.yamlsafe import parse_yaml
+from coursekit.load.yamlparse import parse_yaml
 from coursekit.options import Options
 
 from .conftest import II2, added_only, changed_lines, diagnostics, run, snapshot

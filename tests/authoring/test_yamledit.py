@@ -15,7 +15,7 @@ from coursekit.authoring.yamledit import (
     detect_indent,
     render_scalar,
 )
-from coursekit.load.yamlsafe import parse_yaml
+from coursekit.load.yamlparse import parse_yaml
 
 from .conftest import REAL_COURSE, added_only, changed_lines
 

@@ -19,7 +19,8 @@ import pytest
 from conftest import REPO, make_course
 from coursekit.load import load_course
 from coursekit.load.parsecache import PackedSource, cached_parse
-from coursekit.load.yamlsafe import LoadError, RealFolders, parse_yaml, read_text
+from coursekit.load.yamlparse import parse_yaml
+from coursekit.load.yamlsafe import LoadError, RealFolders, read_text
 from coursekit.model.base import Node, walk_nodes
 from coursekit.store import MemoryStore
 from helpers import generate
@@ -379,3 +380,43 @@ def test_where_a_node_came_from_costs_no_mapping_per_node() -> None:
     assert models[0] == models[1]  # equal data in an equal place
     models[1].attach(source, ("elsewhere",))
     assert models[0] != models[1]  # equality still sees the location
+
+
+# A `coursekit check` in a fresh interpreter, which says afterwards whether ruamel was imported.
+_CHECK_THEN_TELL = """
+import sys
+from coursekit.__main__ import main
+sys.argv = ["coursekit", "check"]
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write("ruamel imported: %s\\n" % ("ruamel.yaml" in sys.modules))
+"""
+
+
+def test_a_check_that_parses_no_yaml_does_not_import_the_parser(tmp_path: Path) -> None:
+    # ruamel (~7 ms of every fresh process) is needed only to parse: an edit's documents come
+    # from the cache, the edited lesson's front matter too when only its prose changed
+    import subprocess
+    import sys
+
+    course = make_course(tmp_path)
+
+    def check() -> str:
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        done = subprocess.run(
+            [sys.executable, "-c", _CHECK_THEN_TELL],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert "All checks passed" in done.stdout, done.stdout + done.stderr
+        return done.stderr.strip().splitlines()[-1]
+
+    assert check() == "ruamel imported: True"  # the first check parses every document
+    lesson = course / "I/1-first/lessons/intro.md"
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "More prose.\n", encoding="utf-8")
+    assert check() == "ruamel imported: False"

@@ -3,7 +3,7 @@
 - Under ruamel's C parser, `_OneVersionResolver` skips ruamel's search for a `%YAML` version on
   every scalar (a search that can only end at YAML 1.2 there): every document reads the same
   data, at the same positions, as with ruamel's own resolver.
-- `_too_deep` skips the bracket scan of a text with too few brackets to nest past the limit.
+- `too_deep` skips the bracket scan of a text with too few brackets to nest past the limit.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml.main import CParser  # type: ignore[attr-defined]
 
-from coursekit.load import yamlsafe
-from coursekit.load.yamlsafe import MAX_DEPTH, LoadError, parse_yaml
+from coursekit.load import yamlparse, yamlsafe
+from coursekit.load.yamlparse import parse_yaml
+from coursekit.load.yamlsafe import MAX_DEPTH, LoadError
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = sorted(
@@ -51,15 +52,15 @@ def _read(text: str) -> object:
 
 def _with_stock(texts: list[str]) -> list[object]:
     with pytest.MonkeyPatch.context() as patch:
-        parser_type = type(yamlsafe._yaml())
-        patch.setattr(yamlsafe, "_yaml", lambda: parser_type(typ="safe"))
+        parser_type = type(yamlparse._yaml())
+        patch.setattr(yamlparse, "_yaml", lambda: parser_type(typ="safe"))
         return [_read(text) for text in texts]
 
 
 def test_the_c_parser_reads_with_the_one_version_resolver() -> None:
     if CParser is None:
         pytest.skip("ruamel.yaml.clib is not installed: ruamel's own resolver reads")
-    assert yamlsafe._yaml().Resolver is yamlsafe._OneVersionResolver
+    assert yamlparse._yaml().Resolver is yamlparse._OneVersionResolver
 
 
 def test_every_document_reads_as_with_ruamels_own_resolver() -> None:
@@ -69,9 +70,9 @@ def test_every_document_reads_as_with_ruamels_own_resolver() -> None:
 
 
 def _scan(text: str) -> tuple[int, int] | None:
-    """`_too_deep` made to take the long way: a last line that is a comment holding more
+    """`too_deep` made to take the long way: a last line that is a comment holding more
     brackets than the limit passes the shortcut's count, and the scan stops at its `#`."""
-    return yamlsafe._too_deep(text + "\n#" + "[" * (MAX_DEPTH + 1))
+    return yamlsafe.too_deep(text + "\n#" + "[" * (MAX_DEPTH + 1))
 
 
 PIECES = st.sampled_from(["[", "{", "]", "}", "\n", " ", "# ", "a", ": ", "- ", "\t"])
@@ -83,4 +84,4 @@ def test_the_depth_shortcut_finds_what_the_full_scan_finds(
     pieces: list[str], squares: int, braces: int
 ) -> None:
     text = "x: " + "[" * squares + "{" * braces + "".join(pieces)
-    assert yamlsafe._too_deep(text) == _scan(text)
+    assert yamlsafe.too_deep(text) == _scan(text)

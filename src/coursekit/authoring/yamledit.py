@@ -37,7 +37,8 @@ from coursekit.authoring.yamltext import (
     detect_indent,
     render_scalar,
 )
-from coursekit.load.yamlsafe import LoadError, comment_start, parse_yaml
+from coursekit.load.yamlparse import parse_yaml
+from coursekit.load.yamlsafe import LoadError, comment_start
 from coursekit.records import record
 
 __all__ = [

@@ -9,7 +9,8 @@ import json
 import re
 from typing import Any
 
-from coursekit.load.yamlsafe import LoadError, comment_start, parse_yaml
+from coursekit.load.yamlparse import parse_yaml
+from coursekit.load.yamlsafe import LoadError, comment_start
 from coursekit.records import record
 
 

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from coursekit.load.yamlsafe import LoadError, parse_yaml
+from coursekit.load.yamlsafe import LoadError
 from coursekit.model.base import Source, YamlPath
 
 Positions = dict[YamlPath, tuple[int, int]]
@@ -180,7 +180,7 @@ def cached_parse(
     line_offset: int = 0,
     parsed_anew: Callable[[Any], object] | None = None,
 ) -> tuple[Any, Any]:
-    """`yamlsafe.parse_yaml` through `store` (namespace `yaml`): a document parses once.
+    """`yamlparse.parse_yaml` through `store` (namespace `yaml`): a document parses once.
 
     The key is the text's hash and the line offset (the path only names the `Source`); a
     `LoadError` is kept too, so a broken file is not re-parsed either. `parsed_anew(data)` is
@@ -190,6 +190,8 @@ def cached_parse(
     served = _served(store.get(NAMESPACE, key), path, line_offset)
     if served is not None:
         return served
+    from coursekit.load.yamlparse import parse_yaml  # ruamel, imported by a run that parses
+
     try:
         data, source = parse_yaml(text, path, line_offset)
     except LoadError as exc:

@@ -21,7 +21,6 @@ from coursekit.load.yamlsafe import (
     LoadError,
     RealFolders,
     check_unsaved,
-    parse_yaml,
     read_text,
     split_front_matter,
 )
@@ -233,6 +232,8 @@ class DocumentReader:
     def _parse(self, text: str, rel: str, kind: type[N], line_offset: int = 0) -> N | None:
         try:
             if self.store is None:
+                from coursekit.load.yamlparse import parse_yaml  # (ruamel: only to parse)
+
                 data, source = parse_yaml(text, rel, line_offset)
             else:
                 told = self.parsed_anew
