@@ -1,0 +1,198 @@
+"""`coursekit.method_cache`: dataclasses' methods compiled once, then unmarshalled by later
+processes, and the classes they make behave as they did.
+
+Each case runs in its own interpreter: installing the cache reaches into `dataclasses`, and the
+point is what a second process finds."""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coursekit import method_cache
+
+# Defines dataclasses of many shapes through the installed cache (in the folder argv[1] names),
+# exercises them, and prints what they did and how many texts were compiled meanwhile.
+PROBE = """
+import dataclasses, json, sys
+from coursekit import method_cache
+method_cache.install(sys.argv[1])
+compiled = []
+sys.addaudithook(lambda event, args: event == "compile" and compiled.append(1))
+
+@dataclasses.dataclass
+class Plain:
+    x: int
+    y: str = "y"
+    items: list = dataclasses.field(default_factory=list)
+    hidden: int = dataclasses.field(default=7, init=False, repr=False)
+
+@dataclasses.dataclass(frozen=True, slots=True, order=True)
+class Point:
+    a: int
+    b: int = 0
+
+@dataclasses.dataclass(kw_only=True)
+class Named:
+    name: str
+    count: int = 1
+    def __post_init__(self):
+        self.count *= 2
+
+from coursekit.records import record
+
+@record(frozen=True, slots=True)
+class Kept:
+    path: str
+    line: int = 1
+
+count = len(compiled)
+plain = Plain(1)
+plain.items.append(3)
+try:
+    Point(1).a = 5
+    frozen = False
+except dataclasses.FrozenInstanceError:
+    frozen = True
+print(json.dumps({
+    "compiled": count,
+    "plain": [repr(plain), plain == Plain(1, "y", [3]), Plain(2).items, plain.hidden],
+    "point": [repr(Point(1, 2)), sorted([Point(2), Point(1, 5)]) == [Point(1, 5), Point(2)],
+              hash(Point(1)) == hash(Point(1)), frozen],
+    "named": [repr(Named(name="n")), Named(name="n", count=2).count],
+    "kept": [repr(Kept("p")), Kept("p") == Kept("p", 1)],
+}))
+"""
+
+
+def probe(folder: Path, **env: str) -> dict[str, object]:
+    """PROBE's findings in a fresh interpreter that writes bytecode unless `env` says not."""
+    inherited = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(folder)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env={**inherited, **env},
+    )
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def behaviour(result: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in result.items() if k != "compiled"}
+
+
+def test_a_later_process_compiles_no_method_a_first_one_compiled(tmp_path: Path) -> None:
+    first = probe(tmp_path)
+    assert first["compiled"] > 10  # type: ignore[operator]  # each class's methods
+    kept = tmp_path / method_cache.file_name()
+    assert kept.is_file()
+    second = probe(tmp_path)
+    assert second["compiled"] == 0
+    assert behaviour(second) == behaviour(first)
+    assert behaviour(first) == {
+        "plain": ["Plain(x=1, y='y', items=[3])", True, [], 7],
+        "point": ["Point(a=1, b=2)", True, True, True],
+        "named": ["Named(name='n', count=2)", 4],
+        "kept": ["Kept(path='p', line=1)", True],
+    }
+
+
+def test_without_the_cache_the_same_classes_behave_the_same(tmp_path: Path) -> None:
+    cached = probe(tmp_path)
+    plain = subprocess.run(
+        [sys.executable, "-c", PROBE.replace("method_cache.install(sys.argv[1])", ""), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert behaviour(json.loads(plain.stdout)) == behaviour(cached)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"",
+        b"not a cache at all",
+        method_cache.MAGIC + b"\x00\x01broken marshal",
+        method_cache.MAGIC + marshal.dumps([1, 2, 3]),  # not a table
+        b"coursekit-dataclass-methods\0" + b"1\0" + b"3.0.0 another interpreter\0",
+    ],
+    ids=["empty", "foreign", "broken", "not-a-table", "another-interpreter"],
+)
+def test_a_damaged_or_foreign_file_is_read_as_empty_and_written_again(
+    tmp_path: Path, damage: bytes
+) -> None:
+    kept = tmp_path / method_cache.file_name()
+    kept.write_bytes(damage)
+    first = probe(tmp_path)
+    assert first["compiled"] > 10  # type: ignore[operator]
+    assert kept.read_bytes().startswith(method_cache.MAGIC)
+    assert probe(tmp_path)["compiled"] == 0
+
+
+def test_an_entry_that_is_not_code_is_compiled_again(tmp_path: Path) -> None:
+    probe(tmp_path)
+    kept = tmp_path / method_cache.file_name()
+    table = method_cache.read(str(kept))
+    spoiled = {text: marshal.dumps(12345) for text in table}
+    kept.write_bytes(method_cache.MAGIC + marshal.dumps(spoiled))
+    again = probe(tmp_path)
+    assert again["compiled"] == len(table)
+    assert again["kept"] == ["Kept(path='p', line=1)", True]
+
+
+def test_nothing_is_written_where_python_writes_no_bytecode(tmp_path: Path) -> None:
+    assert probe(tmp_path, PYTHONDONTWRITEBYTECODE="1")["compiled"] > 10  # type: ignore[operator]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unwritable_folder_costs_only_the_compiling(tmp_path: Path) -> None:
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("a file where the folder would be", encoding="utf-8")
+    assert probe(blocked)["compiled"] > 10  # type: ignore[operator]
+    assert blocked.read_text(encoding="utf-8") == "a file where the folder would be"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file-not-folder"]
+
+
+def test_a_file_grown_past_its_bound_keeps_what_the_saving_process_used(tmp_path: Path) -> None:
+    kept = tmp_path / method_cache.file_name()
+    stale = {
+        f"def f{n}(): pass": marshal.dumps(compile("pass", "<string>", "exec"))
+        for n in range(method_cache.MAX_TEXTS)
+    }
+    kept.write_bytes(method_cache.MAGIC + marshal.dumps(stale))
+    probe(tmp_path)  # compiles its own texts, which pass the bound
+    table = method_cache.read(str(kept))
+    assert 10 < len(table) < 100
+    assert not any(text.startswith("def f") for text in table)
+    assert probe(tmp_path)["compiled"] == 0
+
+
+def test_the_cache_lives_where_python_keeps_coursekits_bytecode() -> None:
+    folder = Path(method_cache.default_folder())
+    assert folder.name == "__pycache__"
+    assert folder.parent == Path(method_cache.__file__).resolve().parent
+
+
+def test_the_coursekit_command_installs_it_once_the_warm_path_has_missed(tmp_path: Path) -> None:
+    code = (
+        "import sys, dataclasses\n"
+        "from coursekit.__main__ import main\n"
+        "sys.argv = ['coursekit', 'explain', 'CK101']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write('installed: %s\\n' % ('exec' in vars(dataclasses)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.stderr.strip().splitlines()[-1] == "installed: True"
