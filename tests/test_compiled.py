@@ -1,5 +1,5 @@
-"""`coursekit.method_cache`: dataclasses' methods compiled once, then unmarshalled by later
-processes, and the classes they make behave as they did.
+"""`coursekit.compiled`: dataclasses' methods and regular expressions compiled once, then taken
+from the kept file by later processes, and what they make behaves as it did.
 
 Each case runs in its own interpreter: installing the cache reaches into `dataclasses`, and the
 point is what a second process finds."""
@@ -15,16 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from coursekit import method_cache
+from coursekit import compiled
 
 # Defines dataclasses of many shapes through the installed cache (in the folder argv[1] names),
 # exercises them, and prints what they did and how many texts were compiled meanwhile.
-PROBE = """
+PROBE = r"""
 import dataclasses, json, sys
-from coursekit import method_cache
-method_cache.install(sys.argv[1])
+import re
+from coursekit import compiled as kept_compiled
+kept_compiled.install(sys.argv[1])
 compiled = []
 sys.addaudithook(lambda event, args: event == "compile" and compiled.append(1))
+parsed = []
+parse = re._parser.parse
+re._parser.parse = lambda *args: parsed.append(1) or parse(*args)
 
 @dataclasses.dataclass
 class Plain:
@@ -53,6 +57,26 @@ class Kept:
     line: int = 1
 
 count = len(compiled)
+patterns = [
+    re.compile(r"(?P<word>[a-z]+)-(\d+)", re.I),
+    re.compile(r'''
+        ^(?P<key>\w+)   # a key
+        \s*=\s*(.*)$    # and its value
+    ''', re.VERBOSE | re.MULTILINE),
+    re.compile(rb"[\x00-\x1f]+(?=x)"),
+    re.compile("(?i)stra\u00dfe|\u0130"),
+]
+found = [
+    patterns[0].match("ABC-42").groupdict(), patterns[0].match("ABC-42").group(2),
+    patterns[1].findall("a = 1\nbb=two"), patterns[1].groupindex["key"],
+    patterns[2].search(b"ab\x01\x02x").span(),
+    bool(patterns[3].match("STRASSE")), bool(patterns[3].match("\u0130")), patterns[3].flags,
+]
+try:
+    re.compile("(unclosed")
+    refused = None
+except re.error as exc:
+    refused = str(exc)
 plain = Plain(1)
 plain.items.append(3)
 try:
@@ -62,6 +86,8 @@ except dataclasses.FrozenInstanceError:
     frozen = True
 print(json.dumps({
     "compiled": count,
+    "parsed": len(parsed),
+    "patterns": [found, refused],
     "plain": [repr(plain), plain == Plain(1, "y", [3]), Plain(2).items, plain.hidden],
     "point": [repr(Point(1, 2)), sorted([Point(2), Point(1, 5)]) == [Point(1, 5), Point(2)],
               hash(Point(1)) == hash(Point(1)), frozen],
@@ -87,29 +113,44 @@ def probe(folder: Path, **env: str) -> dict[str, object]:
 
 
 def behaviour(result: dict[str, object]) -> dict[str, object]:
-    return {k: v for k, v in result.items() if k != "compiled"}
+    return {k: v for k, v in result.items() if k not in ("compiled", "parsed")}
 
 
-def test_a_later_process_compiles_no_method_a_first_one_compiled(tmp_path: Path) -> None:
+def test_a_later_process_compiles_nothing_a_first_one_compiled(tmp_path: Path) -> None:
     first = probe(tmp_path)
     assert first["compiled"] > 10  # type: ignore[operator]  # each class's methods
-    kept = tmp_path / method_cache.file_name()
+    assert first["parsed"] >= 4  # type: ignore[operator]  # each pattern, the refused one too
+    kept = tmp_path / compiled.file_name()
     assert kept.is_file()
     second = probe(tmp_path)
     assert second["compiled"] == 0
+    assert second["parsed"] == 1  # the pattern that does not compile, refused again
     assert behaviour(second) == behaviour(first)
     assert behaviour(first) == {
         "plain": ["Plain(x=1, y='y', items=[3])", True, [], 7],
         "point": ["Point(a=1, b=2)", True, True, True],
         "named": ["Named(name='n', count=2)", 4],
         "kept": ["Kept(path='p', line=1)", True],
+        "patterns": [
+            [
+                {"word": "ABC"},
+                "42",
+                [["a", "1"], ["bb", "two"]],
+                1,
+                [2, 4],
+                False,  # (re matches case by case: no "SS" for "ß")
+                True,
+                34,  # re.I | re.U
+            ],
+            "missing ), unterminated subpattern at position 0",
+        ],
     }
 
 
 def test_without_the_cache_the_same_classes_behave_the_same(tmp_path: Path) -> None:
     cached = probe(tmp_path)
     plain = subprocess.run(
-        [sys.executable, "-c", PROBE.replace("method_cache.install(sys.argv[1])", ""), "-"],
+        [sys.executable, "-c", PROBE.replace("kept_compiled.install(sys.argv[1])", ""), "-"],
         capture_output=True,
         text=True,
         check=True,
@@ -123,32 +164,40 @@ def test_without_the_cache_the_same_classes_behave_the_same(tmp_path: Path) -> N
     [
         b"",
         b"not a cache at all",
-        method_cache.MAGIC + b"\x00\x01broken marshal",
-        method_cache.MAGIC + marshal.dumps([1, 2, 3]),  # not a table
-        b"coursekit-dataclass-methods\0" + b"1\0" + b"3.0.0 another interpreter\0",
+        compiled.MAGIC + b"\x00\x01broken marshal",
+        compiled.MAGIC + marshal.dumps([1, 2, 3]),  # not a table
+        b"coursekit-compiled\0" + b"2\0" + b"3.0.0 another interpreter\0" + marshal.dumps({}),
+        compiled.MAGIC + marshal.dumps({"methods": [1], "patterns": {(True, "x", 0): "no"}}),
     ],
-    ids=["empty", "foreign", "broken", "not-a-table", "another-interpreter"],
+    ids=["empty", "foreign", "broken", "not-a-table", "another-interpreter", "wrong-shapes"],
 )
 def test_a_damaged_or_foreign_file_is_read_as_empty_and_written_again(
     tmp_path: Path, damage: bytes
 ) -> None:
-    kept = tmp_path / method_cache.file_name()
+    kept = tmp_path / compiled.file_name()
     kept.write_bytes(damage)
     first = probe(tmp_path)
     assert first["compiled"] > 10  # type: ignore[operator]
-    assert kept.read_bytes().startswith(method_cache.MAGIC)
-    assert probe(tmp_path)["compiled"] == 0
-
-
-def test_an_entry_that_is_not_code_is_compiled_again(tmp_path: Path) -> None:
-    probe(tmp_path)
-    kept = tmp_path / method_cache.file_name()
-    table = method_cache.read(str(kept))
-    spoiled = {text: marshal.dumps(12345) for text in table}
-    kept.write_bytes(method_cache.MAGIC + marshal.dumps(spoiled))
+    assert first["parsed"] >= 4  # type: ignore[operator]
+    assert kept.read_bytes().startswith(compiled.MAGIC)
     again = probe(tmp_path)
-    assert again["compiled"] == len(table)
-    assert again["kept"] == ["Kept(path='p', line=1)", True]
+    assert (again["compiled"], again["parsed"]) == (0, 1)
+
+
+def test_an_entry_that_is_not_code_or_a_pattern_is_compiled_again(tmp_path: Path) -> None:
+    first = probe(tmp_path)
+    kept = tmp_path / compiled.file_name()
+    tables = compiled.read(str(kept))
+    spoiled = {
+        "methods": {text: marshal.dumps(12345) for text in tables["methods"]},
+        # opcodes `_sre` refuses (it validates them): the pattern is compiled again
+        "patterns": {key: (0, [999, 999], 0, {}, ()) for key in tables["patterns"]},
+    }
+    kept.write_bytes(compiled.MAGIC + marshal.dumps(spoiled))
+    again = probe(tmp_path)
+    assert again["compiled"] == len(tables["methods"])
+    assert again["parsed"] == first["parsed"]
+    assert behaviour(again) == behaviour(first)
 
 
 def test_nothing_is_written_where_python_writes_no_bytecode(tmp_path: Path) -> None:
@@ -165,23 +214,23 @@ def test_an_unwritable_folder_costs_only_the_compiling(tmp_path: Path) -> None:
 
 
 def test_a_file_grown_past_its_bound_keeps_what_the_saving_process_used(tmp_path: Path) -> None:
-    kept = tmp_path / method_cache.file_name()
+    kept = tmp_path / compiled.file_name()
     stale = {
         f"def f{n}(): pass": marshal.dumps(compile("pass", "<string>", "exec"))
-        for n in range(method_cache.MAX_TEXTS)
+        for n in range(compiled.MAX_ENTRIES)
     }
-    kept.write_bytes(method_cache.MAGIC + marshal.dumps(stale))
+    kept.write_bytes(compiled.MAGIC + marshal.dumps({"methods": stale, "patterns": {}}))
     probe(tmp_path)  # compiles its own texts, which pass the bound
-    table = method_cache.read(str(kept))
+    table = compiled.read(str(kept))["methods"]
     assert 10 < len(table) < 100
     assert not any(text.startswith("def f") for text in table)
     assert probe(tmp_path)["compiled"] == 0
 
 
 def test_the_cache_lives_where_python_keeps_coursekits_bytecode() -> None:
-    folder = Path(method_cache.default_folder())
+    folder = Path(compiled.default_folder())
     assert folder.name == "__pycache__"
-    assert folder.parent == Path(method_cache.__file__).resolve().parent
+    assert folder.parent == Path(compiled.__file__).resolve().parent
 
 
 def test_the_coursekit_command_installs_it_once_the_warm_path_has_missed(tmp_path: Path) -> None:
@@ -190,7 +239,9 @@ def test_the_coursekit_command_installs_it_once_the_warm_path_has_missed(tmp_pat
         "from coursekit.__main__ import main\n"
         "sys.argv = ['coursekit', 'explain', 'CK101']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "sys.stderr.write('installed: %s\\n' % ('exec' in vars(dataclasses)))\n"
+        "import re\n"
+        "installed = 'exec' in vars(dataclasses) and re._compiler.compile.__module__ != 're._compiler'\n"
+        "sys.stderr.write('installed: %s\\n' % installed)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
