@@ -247,3 +247,47 @@ def test_the_coursekit_command_installs_it_once_the_warm_path_has_missed(tmp_pat
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
     )
     assert done.stderr.strip().splitlines()[-1] == "installed: True"
+
+
+# Compiles one pattern while compiling another (as a warning raised by the parser could), then
+# says what both patterns do and how many patterns were parsed.
+NESTED = r"""
+import json, re, sys
+from coursekit import compiled
+compiled.install(sys.argv[1])
+parse = re._parser.parse
+parsed = []
+
+def parse_and_nest(pattern, flags=0, *rest):
+    parsed.append(pattern)
+    if sys.argv[2] == "nest" and pattern == "outer(x)":
+        re.compile(r"inner(\d)(\d)")
+    return parse(pattern, flags, *rest)
+
+re._parser.parse = parse_and_nest
+outer, inner = re.compile("outer(x)"), re.compile(r"inner(\d)(\d)")
+print(json.dumps([
+    outer.groups, bool(outer.match("outerx")), inner.groups, inner.match("inner45").groups(),
+    len(parsed),
+]))
+"""
+
+
+def test_a_pattern_compiled_while_compiling_another_is_kept_under_its_own_key(
+    tmp_path: Path,
+) -> None:
+    def run(mode: str) -> list[object]:
+        inherited = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        done = subprocess.run(
+            [sys.executable, "-c", NESTED, str(tmp_path), mode],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+            env=inherited,
+        )
+        result: list[object] = json.loads(done.stdout)
+        return result
+
+    assert run("nest") == [1, True, 2, ["4", "5"], 2]
+    assert run("plain") == [1, True, 2, ["4", "5"], 0]  # both kept, each under its own key

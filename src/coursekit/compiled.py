@@ -216,11 +216,12 @@ def _patterns_through(kept: Compiled) -> None:
             if entry is not None:
                 with contextlib.suppress(TypeError, ValueError, RuntimeError, OverflowError):
                     return engine.compile(pattern, *entry)
+            outer = getattr(asked, "key", None)  # (a pattern compiled while compiling one)
             asked.key = key
             try:
                 return real_compile(pattern, flags)
             finally:
-                asked.key = None
+                asked.key = outer
         return real_compile(pattern, flags)
 
     compiler._sre = recording
