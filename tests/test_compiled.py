@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit import compiled
+from coursekit import compiled, framed
 
 # Defines dataclasses of many shapes through the installed cache (in the folder argv[1] names),
 # exercises them, and prints what they did and how many texts were compiled meanwhile.
@@ -112,6 +112,17 @@ def probe(folder: Path, **env: str) -> dict[str, object]:
     return result
 
 
+def frame(value: object, magic: bytes = compiled.MAGIC) -> bytes:
+    """A file of the kept format holding `value`."""
+    return b"".join(framed.chunks(magic, [value]))
+
+
+def flipped(data: bytes) -> bytes:
+    """`data` with one bit of its middle byte flipped."""
+    middle = len(data) // 2
+    return data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1 :]
+
+
 def behaviour(result: dict[str, object]) -> dict[str, object]:
     return {k: v for k, v in result.items() if k not in ("compiled", "parsed")}
 
@@ -165,11 +176,20 @@ def test_without_the_cache_the_same_classes_behave_the_same(tmp_path: Path) -> N
         b"",
         b"not a cache at all",
         compiled.MAGIC + b"\x00\x01broken marshal",
-        compiled.MAGIC + marshal.dumps([1, 2, 3]),  # not a table
-        b"coursekit-compiled\0" + b"2\0" + b"3.0.0 another interpreter\0" + marshal.dumps({}),
-        compiled.MAGIC + marshal.dumps({"methods": [1], "patterns": {(True, "x", 0): "no"}}),
+        frame([1, 2, 3]),  # not a table
+        frame({}, b"coursekit-compiled\0" + b"3\0" + b"3.0.0 another interpreter\0"),
+        frame({"methods": [1], "patterns": {(True, "x", 0): "no"}}),
+        flipped(frame({"methods": {"def f(): pass": marshal.dumps(compile("pass", "", "exec"))}})),
     ],
-    ids=["empty", "foreign", "broken", "not-a-table", "another-interpreter", "wrong-shapes"],
+    ids=[
+        "empty",
+        "foreign",
+        "broken",
+        "not-a-table",
+        "another-interpreter",
+        "wrong-shapes",
+        "a-flipped-bit",
+    ],
 )
 def test_a_damaged_or_foreign_file_is_read_as_empty_and_written_again(
     tmp_path: Path, damage: bytes
@@ -193,7 +213,7 @@ def test_an_entry_that_is_not_code_or_a_pattern_is_compiled_again(tmp_path: Path
         # opcodes `_sre` refuses (it validates them): the pattern is compiled again
         "patterns": {key: (0, [999, 999], 0, {}, ()) for key in tables["patterns"]},
     }
-    kept.write_bytes(compiled.MAGIC + marshal.dumps(spoiled))
+    kept.write_bytes(frame(spoiled))
     again = probe(tmp_path)
     assert again["compiled"] == len(tables["methods"])
     assert again["parsed"] == first["parsed"]
@@ -219,7 +239,7 @@ def test_a_file_grown_past_its_bound_keeps_what_the_saving_process_used(tmp_path
         f"def f{n}(): pass": marshal.dumps(compile("pass", "<string>", "exec"))
         for n in range(compiled.MAX_ENTRIES)
     }
-    kept.write_bytes(compiled.MAGIC + marshal.dumps({"methods": stale, "patterns": {}}))
+    kept.write_bytes(frame({"methods": stale, "patterns": {}}))
     probe(tmp_path)  # compiles its own texts, which pass the bound
     table = compiled.read(str(kept))["methods"]
     assert 10 < len(table) < 100
@@ -291,3 +311,15 @@ def test_a_pattern_compiled_while_compiling_another_is_kept_under_its_own_key(
 
     assert run("nest") == [1, True, 2, ["4", "5"], 2]
     assert run("plain") == [1, True, 2, ["4", "5"], 0]  # both kept, each under its own key
+
+
+def test_a_file_whose_checksum_fails_is_read_as_empty(tmp_path: Path) -> None:
+    # marshal does not guard against damaged input: a flipped bit inside a kept code object
+    # could load as other code, so the frame's CRC-32 is checked before anything is read
+    kept = tmp_path / compiled.file_name()
+    whole = frame({"methods": {"def f(): pass": marshal.dumps(compile("pass", "", "exec"))}})
+    kept.write_bytes(whole)
+    assert list(compiled.read(str(kept))["methods"]) == ["def f(): pass"]
+    for at in range(len(compiled.MAGIC), len(whole)):
+        kept.write_bytes(whole[:at] + bytes([whole[at] ^ 1]) + whole[at + 1 :])
+        assert compiled.read(str(kept)) == {"methods": {}, "patterns": {}}, at

@@ -6,16 +6,14 @@ Standard library only at module level: the warm path (`coursekit.cache`) imports
 
 from __future__ import annotations
 
-import binascii
-import gc
 import hashlib
 import json
-import marshal
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from coursekit import framed
 from coursekit.bounds import MAX_FILE_BYTES
 
 CACHE_DIR = ".coursekit_cache"
@@ -139,33 +137,16 @@ def _write_json(path: Path, value: Any) -> bool:
 
 # The cache's two large files (the pack, the stat table) -----------------------------------------
 #
-# Written as a stream of marshal records rather than JSON: at 1,000 chapters JSON took ~0.3 s to
-# write the 21 MB pack and ~0.3 s to read it on every edit; as records ~0.04 s and ~0.12 s. Each
-# record is its length (4 bytes, big-endian) and its marshal bytes, so the file is written
-# record by record, never held whole; a CRC-32 of them all closes the file and is checked before
-# any record is unmarshalled (marshal does not guard against damaged input), so a truncated or
-# damaged file, or another format's, is a miss. Values are marshal's types only: what JSON
-# holds, plus tuples.
-
-RECORD_VERSION = 4  # marshal's format (Python 3.4 and later)
-
-
-def _record_chunks(magic: bytes, records: Iterable[Any]) -> Iterator[bytes]:
-    crc = 0
-    yield magic
-    for record in records:
-        body = marshal.dumps(record, RECORD_VERSION)
-        chunk = len(body).to_bytes(4, "big") + body
-        crc = binascii.crc32(chunk, crc)
-        yield chunk
-    yield b"%08x" % crc
+# Written as framed marshal records (`coursekit.framed`) rather than JSON: at 1,000 chapters
+# JSON took ~0.3 s to write the 21 MB pack and ~0.3 s to read it on every edit; as records
+# ~0.04 s and ~0.12 s. A truncated or damaged file, or another format's, is a miss.
 
 
 def write_records(path: Path, magic: bytes, records: Iterable[Any]) -> bool:
     """Write `records` (marshal values) after `magic`; False when they could not be written
     (an unwritable cache, a value marshal cannot hold)."""
     try:
-        atomic_write(path, _record_chunks(magic, records))
+        atomic_write(path, framed.chunks(magic, records))
     except (OSError, ValueError, TypeError, OverflowError, RecursionError):
         return False
     return True
@@ -181,41 +162,7 @@ def read_records_named(path: Path, magic: bytes) -> tuple[list[Any], str] | None
     """`read_records`, and a name of what was read: its checksum and size (what another file
     written beside it names it by)."""
     data = _read_entry(path)
-    if data is None:
-        return None
-    start, end = len(magic), len(data) - 8
-    if end < start or not data.startswith(magic):
-        return None
-    view = memoryview(data)
-    if data[end:] != b"%08x" % binascii.crc32(view[start:end]):
-        return None
-    records: list[Any] = []
-    at = start
-    # Unmarshalled values hold no cycle, so the collector has nothing to free among them, yet
-    # the millions of lists and dicts of a 1,000-chapter pack set it off again and again
-    # while they are built, and every collection of the older generations walked them again
-    # afterwards: 0.24 s of collections in a 2.1 s prose edit, 0.08 s once the records are
-    # frozen as read. It is paused while they are built; then what they are read into is
-    # frozen (`gc.freeze`): it lives as long as the run, later collections skip it, and it
-    # is still freed by reference counting. (A long-lived process unfreezes before each of
-    # its own full collections: coursekit.daemon, coursekit.load.collecting.)
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        while at < end:
-            size = int.from_bytes(view[at : at + 4], "big")
-            at += 4
-            if at + size > end:
-                return None
-            records.append(marshal.loads(view[at : at + size]))
-            at += size
-    except (EOFError, ValueError, TypeError, MemoryError):  # MemoryError: a length that lies
-        return None
-    finally:
-        if paused:
-            gc.enable()
-    gc.freeze()
-    return records, f"{data[end:].decode('ascii')}:{len(data)}"
+    return None if data is None else framed.records(data, magic)
 
 
 def sha256(data: bytes | str) -> str:

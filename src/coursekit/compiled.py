@@ -27,7 +27,7 @@ compiled something the file did not hold, and atomically (a new file renamed ove
 damaged, foreign or unreadable file is read as empty, as is one another interpreter wrote
 (code objects and opcodes are its own).
 
-Standard library only: a leaf.
+Standard library only, with `framed` and `atomic` (the project's file format and writes).
 """
 
 from __future__ import annotations
@@ -41,19 +41,21 @@ import sys
 import threading
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-# Names the interpreter: code objects are marshalled in its own format, and the opcodes are its
-# regular expression engine's. Bump the number when the file's shape changes.
-MAGIC = b"coursekit-compiled\0" + b"2\0" + sys.version.encode() + b"\0"
+from coursekit import framed
+
+# The file is one framed record (`coursekit.framed`: checked by a CRC-32 before it is read) of
+# both tables. The magic names the interpreter: code objects are marshalled in its own format,
+# and the opcodes are its regular expression engine's. Bump the number when the shape changes.
+MAGIC = b"coursekit-compiled\0" + b"3\0" + sys.version.encode() + b"\0"
 METHODS = "methods"  # dataclasses' method texts -> their code objects, marshalled
 PATTERNS = "patterns"  # (a str pattern?, pattern, flags) -> what `_sre.compile` was given
 # A file that would hold more entries than this in one table (an editable install edited for
 # months) is written again with only those the saving process used: a `check` uses ~270
 # methods and ~670 patterns.
 MAX_ENTRIES = 4096
-
-PatternKey = tuple[bool, str | bytes, int]
 
 
 def default_folder() -> str:
@@ -118,22 +120,18 @@ class Compiled:
         since it was read), unless Python writes no bytecode; any failure is only a miss."""
         if not any(self.new.values()) or sys.dont_write_bytecode:
             return
+        from coursekit.atomic import atomic_write_chunks  # only writers pay for tempfile
+
         tables = read(self.path)
         for name, added in self.new.items():
             table = {**tables[name], **added}
             if len(table) > MAX_ENTRIES:
                 table = {key: value for key, value in table.items() if key in self.used[name]}
             tables[name] = table
-        body = MAGIC + marshal.dumps(tables)
-        temporary = f"{self.path}.{os.getpid()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            with open(temporary, "wb") as handle:
-                handle.write(body)
-            os.replace(temporary, self.path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+            atomic_write_chunks(Path(self.path), framed.chunks(MAGIC, [tables]))
+        except (OSError, ValueError):
             return
         self.new = {METHODS: {}, PATTERNS: {}}
 
@@ -143,15 +141,10 @@ def read(path: str) -> dict[str, dict[Any, Any]]:
     tables: dict[str, dict[Any, Any]] = {METHODS: {}, PATTERNS: {}}
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            found = framed.records(handle.read(), MAGIC)
     except OSError:
         return tables
-    if not data.startswith(MAGIC):
-        return tables
-    try:
-        kept = marshal.loads(memoryview(data)[len(MAGIC) :])
-    except (EOFError, ValueError, TypeError):
-        return tables
+    kept = found[0][0] if found is not None and len(found[0]) == 1 else None
     if type(kept) is not dict:
         return tables
     methods, patterns = kept.get(METHODS), kept.get(PATTERNS)
