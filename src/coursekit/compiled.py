@@ -137,7 +137,10 @@ class Compiled:
 
 
 def read(path: str) -> dict[str, dict[Any, Any]]:
-    """The file's tables; empty ones for a missing, damaged or foreign file."""
+    """The file's tables; empty ones for a missing, damaged or foreign file. An entry of the
+    wrong shape is not looked for here: each is checked where it is used (a method's code
+    must unmarshal to code, a pattern's arguments must be what `_sre.compile` takes), and
+    one that is not is compiled again."""
     tables: dict[str, dict[Any, Any]] = {METHODS: {}, PATTERNS: {}}
     try:
         with open(path, "rb") as handle:
@@ -145,31 +148,11 @@ def read(path: str) -> dict[str, dict[Any, Any]]:
     except OSError:
         return tables
     kept = found[0][0] if found is not None and len(found[0]) == 1 else None
-    if type(kept) is not dict:
-        return tables
-    methods, patterns = kept.get(METHODS), kept.get(PATTERNS)
-    if type(methods) is dict:
-        tables[METHODS] = {k: v for k, v in methods.items() if type(k) is str and type(v) is bytes}
-    if type(patterns) is dict:
-        tables[PATTERNS] = {k: v for k, v in patterns.items() if _pattern_entry(k, v)}
+    if type(kept) is dict:
+        for name in tables:
+            if type(kept.get(name)) is dict:
+                tables[name] = kept[name]
     return tables
-
-
-def _pattern_entry(key: Any, value: Any) -> bool:
-    return (
-        type(key) is tuple
-        and len(key) == 3
-        and type(key[0]) is bool
-        and type(key[1]) is (str if key[0] else bytes)
-        and type(key[2]) is int
-        and type(value) is tuple
-        and len(value) == 5
-        and type(value[0]) is int
-        and type(value[1]) is list
-        and type(value[2]) is int
-        and type(value[3]) is dict
-        and type(value[4]) is tuple
-    )
 
 
 def _patterns_through(kept: Compiled) -> None:
