@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,18 +98,24 @@ print(json.dumps({
 """
 
 
-def probe(folder: Path, **env: str) -> dict[str, object]:
-    """PROBE's findings in a fresh interpreter that writes bytecode unless `env` says not."""
+def interpreter(script: str, *args: str, **env: str) -> Any:
+    """What `script` prints (JSON) in a fresh interpreter that writes bytecode unless `env`
+    says not."""
     inherited = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(folder)],
+        [sys.executable, "-c", script, *args],
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
         env={**inherited, **env},
     )
-    result: dict[str, object] = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+def probe(folder: Path, **env: str) -> dict[str, object]:
+    """PROBE's findings, the cache kept in `folder`."""
+    result: dict[str, object] = interpreter(PROBE, str(folder), **env)
     return result
 
 
@@ -160,14 +167,8 @@ def test_a_later_process_compiles_nothing_a_first_one_compiled(tmp_path: Path) -
 
 def test_without_the_cache_the_same_classes_behave_the_same(tmp_path: Path) -> None:
     cached = probe(tmp_path)
-    plain = subprocess.run(
-        [sys.executable, "-c", PROBE.replace("kept_compiled.install(sys.argv[1])", ""), "-"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    assert behaviour(json.loads(plain.stdout)) == behaviour(cached)
+    plain = interpreter(PROBE.replace("kept_compiled.install(sys.argv[1])", ""), "-")
+    assert behaviour(plain) == behaviour(cached)
 
 
 @pytest.mark.parametrize(
@@ -297,16 +298,7 @@ def test_a_pattern_compiled_while_compiling_another_is_kept_under_its_own_key(
     tmp_path: Path,
 ) -> None:
     def run(mode: str) -> list[object]:
-        inherited = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        done = subprocess.run(
-            [sys.executable, "-c", NESTED, str(tmp_path), mode],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-            env=inherited,
-        )
-        result: list[object] = json.loads(done.stdout)
+        result: list[object] = interpreter(NESTED, str(tmp_path), mode)
         return result
 
     assert run("nest") == [1, True, 2, ["4", "5"], 2]
