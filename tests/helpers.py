@@ -63,7 +63,7 @@ class SharedVerdicts(MemoryStore):
     forty times over. Tests of the verifier itself pass `fresh=True`.
     """
 
-    SHARED = frozenset({"sympy", "sympy-displays"})
+    SHARED = frozenset({"sympy", "sympy-displays", "sympy-parts"})
 
     def __init__(self) -> None:
         super().__init__()

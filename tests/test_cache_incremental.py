@@ -424,8 +424,23 @@ def test_a_lesson_edit_re_verifies_its_chapter_only(course: Path, calls: Any) ->
     assert found == _with_formulas(course)
 
 
+@pytest.fixture
+def sympy_jobs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many sympy jobs each batch the runner forked workers for held."""
+    from coursekit.verify.isolation import run_isolated
+
+    batches: list[int] = []
+
+    def counting(jobs: Any, *args: Any, **kwargs: Any) -> Any:
+        batches.append(len(jobs))
+        return run_isolated(jobs, *args, **kwargs)
+
+    monkeypatch.setattr("coursekit.verify.runner.run_isolated", counting)
+    return batches
+
+
 def test_a_claim_value_edit_is_found_there_and_nothing_else_re_runs(
-    course: Path, calls: Any
+    course: Path, calls: Any, sympy_jobs: list[int]
 ) -> None:
     store = VerdictStore()
     first = _with_formulas(course, store)
@@ -437,7 +452,9 @@ def test_a_claim_value_edit_is_found_there_and_nothing_else_re_runs(
     wrong = int(claim.group(1)) + 1
     lesson.write_text(text[: claim.start(1)] + str(wrong) + text[claim.end(1) :], "utf-8")
     calls.clear()
+    sympy_jobs.clear()
     found = _with_formulas(course, store)
+    assert sympy_jobs == []  # judged against the number its expression came to before
     assert all(runs == [{"II.2"}] for runs in calls.values()), calls
     false = [d for d in found if d.code == "CK804"]
     assert false and {d.path for d in false} == {f"course/{LESSON}"}

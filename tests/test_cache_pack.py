@@ -17,9 +17,11 @@ from coursekit.cache_pack import MAGIC, PACK, PackedStore
 from coursekit.commands.check import run_cached
 from coursekit.options import Options
 from coursekit.project import find_project
+from coursekit.store import SYMPY_PARTS
 
 BUNDLED = Path(__file__).resolve().parent.parent / "course"
 LESSON = "II/2-from-recurrence-to-attention/lessons/model-width.md"
+CLAIMS = "II/2-from-recurrence-to-attention/lessons/goodbye-to-recurrence.md"
 OPTIONS = Options(exec=False)
 
 
@@ -309,3 +311,27 @@ def test_forget_lets_go_of_a_namespace_in_memory_only(course: Path) -> None:
     assert store._entries().get(other)
     assert "yaml" not in store.used and "yaml" not in store._base
     assert pack.read_bytes() == before
+
+
+def test_what_a_lessons_jobs_came_to_is_kept_on_disk_not_in_the_pack(
+    course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read once per edit of a lesson's maths: not worth a place in what every run reads."""
+    _check(course)
+    assert SYMPY_PARTS not in _pack(course)
+    reads: list[str] = []
+    real = cache.DiskStore.get
+
+    def counted(self: cache.DiskStore, namespace: str, key: str) -> object:
+        reads.append(namespace)
+        return real(self, namespace, key)
+
+    monkeypatch.setattr(cache.DiskStore, "get", counted)
+    lesson = course / CLAIMS
+    text = lesson.read_text(encoding="utf-8")
+    head, marker, rest = text.partition("    value: ")
+    number, newline, tail = rest.partition("\n")
+    lesson.write_text(head + marker + str(int(number) + 1) + newline + tail, "utf-8")
+    assert _check(course) == _check(course, use_cache=False)
+    assert reads.count(SYMPY_PARTS) == 1  # the edited lesson's, from its own entry
+    assert SYMPY_PARTS not in _pack(course)

@@ -49,6 +49,7 @@ from coursekit.cache_files import (
     sha256,
     write_records,
 )
+from coursekit.store import ENTRY_BY_ENTRY
 
 PACK = "pack.bin"
 # What earlier versions wrote in their place (JSON): removed when a pack is written, so an
@@ -104,6 +105,8 @@ class PackedStore:
         return _amended(base, delta[1:] if named else [])
 
     def get(self, namespace: str, key: str) -> Any | None:
+        if namespace in ENTRY_BY_ENTRY:
+            return self.below.get(namespace, key)
         value = self.packed(namespace, key)
         if value is None:
             value = self.below.get(namespace, key)
@@ -112,6 +115,9 @@ class PackedStore:
         return value
 
     def put(self, namespace: str, key: str, value: Any) -> None:
+        if namespace in ENTRY_BY_ENTRY:
+            self.below.put(namespace, key, value)
+            return
         self.pack(namespace, key, value)
         self.computed.add((namespace, key))
         self.below.put(namespace, key, value)

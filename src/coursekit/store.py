@@ -5,6 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+#: Per lesson, what each of its sympy jobs came to (coursekit.verify.parts, read by
+#: coursekit.rules._lesson_maths): read only when the lesson's maths changed.
+SYMPY_PARTS = "sympy-parts"
+#: Namespaces read one entry at a time, and only when what the entry describes changed: kept
+#: on disk entry by entry, never in the pack of what a run reads (coursekit.cache_pack).
+ENTRY_BY_ENTRY = frozenset({SYMPY_PARTS})
+
 
 class ResultStore(Protocol):
     """Where expensive results (sympy verdicts, program outcomes) are kept, keyed by content.

@@ -23,8 +23,12 @@ from coursekit.rules._programs import start_early
 from coursekit.rules.base import Context
 from coursekit.rules.facts import unsteady
 from coursekit.rules.outcomes import kept
+from coursekit.store import SYMPY_PARTS
 
 NAMESPACE = "sympy"
+#: Per lesson, what each of its sympy jobs came to (coursekit.verify.parts): an edit to one
+#: claim or equation re-runs that job alone, and a corrected value often none.
+PARTS = SYMPY_PARTS
 
 _EQ_LABEL = re.compile(r"[ \t]*\{#eq:([^}\s]*)\}")
 
@@ -125,6 +129,7 @@ class _Planned:
     spec: Any  # coursekit.verify.MathsSpec
     key: str
     cached: bool
+    parts_key: str  # where the lesson's job results are kept (PARTS)
 
 
 def _plan_lesson(ctx: Context, lesson: Lesson) -> _Planned | None:
@@ -167,7 +172,8 @@ def _plan_lesson(ctx: Context, lesson: Lesson) -> _Planned | None:
     cached = ctx.store.get(NAMESPACE, key)
     known = isinstance(cached, list)
     verdicts = [Verdict.from_json(v) for v in cached] if isinstance(cached, list) else []
-    return _Planned(LessonMaths(lesson, equations, numbers, quiz, verdicts), spec, key, known)
+    maths = LessonMaths(lesson, equations, numbers, quiz, verdicts)
+    return _Planned(maths, spec, key, known, f"{lesson.path}:{timeout:g}:{memory_mb}")
 
 
 def _limits(ctx: Context) -> tuple[float, int]:
@@ -178,19 +184,26 @@ def _verify_uncached(ctx: Context, todo: list[_Planned]) -> None:
     """Verify the lessons the store did not know, all at once across ``jobs`` workers.
 
     Lessons whose maths is the same (the same key) are verified once: one at a time, the
-    second would have found the first's verdicts in the store.
+    second would have found the first's verdicts in the store. Of each lesson, only the
+    claims and equations its kept parts hold no result for go to sympy.
     """
     if not todo:
         return
+    from coursekit.verify.parts import Parts
+
     distinct: dict[str, _Planned] = {}
     for planned in todo:
         distinct.setdefault(planned.key, planned)
     timeout, memory_mb = _limits(ctx)
     workers = ctx.options.jobs or os.cpu_count() or 1
-    checked = verify_specs(ctx, [p.spec for p in distinct.values()], timeout, memory_mb, workers)
+    parts = [Parts.from_json(ctx.store.get(PARTS, p.parts_key)) for p in distinct.values()]
+    specs = [p.spec for p in distinct.values()]
+    checked = verify_specs(ctx, specs, timeout, memory_mb, workers, parts)
     by_key = dict(zip(distinct, checked, strict=True))
+    parts_by_key = dict(zip(distinct, parts, strict=True))
     for planned in todo:
         planned.maths.verdicts = list(by_key[planned.key])
+        ctx.store.put(PARTS, planned.parts_key, parts_by_key[planned.key].to_json())
     for key, first in distinct.items():
         verdicts = by_key[key]
         if all(kept(v.subject, v.status) for v in verdicts):
@@ -204,14 +217,24 @@ def _verify_uncached(ctx: Context, todo: list[_Planned]) -> None:
 
 
 def verify_specs(
-    ctx: Context, specs: list[Any], timeout: float, memory_mb: int, workers: int = 1
+    ctx: Context,
+    specs: list[Any],
+    timeout: float,
+    memory_mb: int,
+    workers: int = 1,
+    parts: list[Any] | None = None,
 ) -> list[list[Any]]:
     """`verify_documents`, in the run's sympy server when it has one (coursekit.verify.server:
-    its workers do not carry the loaded course)."""
+    its workers do not carry the loaded course), with the specs' kept `parts` if given."""
     from coursekit.verify import verify_documents
 
     return verify_documents(
-        specs, timeout, memory_mb=memory_mb, workers=workers, server=ctx.options.sympy
+        specs,
+        timeout,
+        memory_mb=memory_mb,
+        workers=workers,
+        server=ctx.options.sympy,
+        parts=parts,
     )
 
 

@@ -17,6 +17,7 @@ parent (the last two against the values the claim jobs computed).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from coursekit.records import record
 from coursekit.verify.claims import (
@@ -31,6 +32,7 @@ from coursekit.verify.claims import (
 from coursekit.verify.claims.shape import shape_verdicts
 from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits
 from coursekit.verify.isolation import Job, run_inline, run_isolated, warm
+from coursekit.verify.parts import Owner, Parts, pending_spec, recall, remembered
 from coursekit.verify.spec import ENGINE_VERSION, MathsSpec, Verdict, Verifier
 from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE, Subject
 
@@ -67,6 +69,7 @@ def verify_documents(
     limits: Limits = DEFAULT_LIMITS,
     workers: int = 1,
     server: Verifier | None = None,
+    parts: Sequence[Parts] | None = None,
 ) -> list[list[Verdict]]:
     """:func:`verify_document` for each spec, with the sympy jobs of all of them shared out
     across ``workers`` forked workers at once (one list of verdicts per spec, in order).
@@ -74,7 +77,12 @@ def verify_documents(
     The verdicts are the same whatever ``workers`` is: each job's result depends on the job
     alone, and every job keeps its own time and memory limit. With a ``server``
     (:mod:`coursekit.verify.server`) they are computed there, or here when it cannot answer.
+    With ``parts`` (one per spec, :mod:`coursekit.verify.parts`) only the jobs they hold no
+    result for run, and each is then set to what to keep of its spec.
     """
+    if parts is not None and limits == DEFAULT_LIMITS:
+        how = {"isolate": isolate, "memory_mb": memory_mb, "workers": workers, "server": server}
+        return _verify_remembering(specs, parts, timeout, how)
     if server is not None and isolate and limits == DEFAULT_LIMITS:
         served = server.verify(specs, timeout, memory_mb=memory_mb, workers=workers)
         if served is not None:
@@ -100,6 +108,35 @@ def verify_documents(
     return out
 
 
+def _verify_remembering(
+    specs: Sequence[MathsSpec], parts: Sequence[Parts], timeout: float, how: dict[str, Any]
+) -> list[list[Verdict]]:
+    """`verify_documents`, running only the jobs ``parts`` knows nothing of (in one batch,
+    as the specs of those jobs alone), then setting each of ``parts`` to what to keep."""
+    planned = [_prepare(spec, DEFAULT_LIMITS) for spec in specs]
+    found = [recall(p.spec, p.owners, kept) for p, kept in zip(planned, parts, strict=True)]
+    pending = [pending_spec(p.spec, p.owners, f) for p, f in zip(planned, found, strict=True)]
+    todo = [spec for spec in pending if spec is not None]
+    fresh = iter(verify_documents(todo, timeout, **how) if todo else [])
+    out: list[list[Verdict]] = []
+    for plan, known, rest, kept in zip(planned, found, pending, parts, strict=True):
+        ran_now = iter(_job_results(next(fresh)) if rest is not None else [])
+        ran = [(res, 0.0) if res is not None else next(ran_now) for res in known]
+        out.append(plan.finish(ran))
+        now = remembered(plan.spec, plan.owners, [res for res, _ in ran])
+        kept.results, kept.values = now.results, now.values
+    return out
+
+
+def _job_results(verdicts: Sequence[Verdict]) -> list[tuple[CheckResult, float]]:
+    """What each job of a spec came to, in the order it planned them (claims, equations)."""
+    return [
+        (CheckResult(v.status, v.message, v.offset, v.field, v.value), v.seconds)
+        for v in verdicts
+        if v.subject in ("claim", "equation")
+    ]
+
+
 @record
 class _Planned:
     """One document before its sympy jobs run: what is known already, and the jobs."""
@@ -107,7 +144,7 @@ class _Planned:
     spec: MathsSpec
     head: list[Verdict]  # the spec's and the formulas' verdicts
     jobs: list[Job]
-    owners: list[_Owner]
+    owners: list[Owner]
     pre: dict[tuple[str, int], Verdict]
     done: bool = False  # the assumptions failed: ``head`` is the whole answer
 
@@ -158,16 +195,12 @@ def _prepare(spec: MathsSpec, limits: Limits) -> _Planned:
     return _Planned(spec, head, jobs, owners, pre)
 
 
-#: Who each job reports for: (subject, key, index).
-_Owner = tuple[Subject, str, int]
-
-
 def _plan(
     spec: MathsSpec, ctx: Context
-) -> tuple[list[Job], list[_Owner], dict[tuple[str, int], Verdict]]:
+) -> tuple[list[Job], list[Owner], dict[tuple[str, int], Verdict]]:
     """The sympy jobs to run, whom each reports for, and the verdicts known without running any."""
     jobs: list[Job] = []
-    owners: list[_Owner] = []
+    owners: list[Owner] = []
     seen: dict[str, int] = {}
     pre: dict[tuple[str, int], Verdict] = {}
     for i, claim in enumerate(spec.claims):

@@ -28,7 +28,7 @@ from coursekit.verify.claims import Claim
 from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE, Status, Subject
 
 #: Bump when a change to the engine can change a verdict (part of the fingerprint).
-ENGINE_VERSION = "3"  # 3: an empty `solutions`/`variables` is no longer the field left out
+ENGINE_VERSION = "4"  # 4: a value claim with both sides exact is compared as fractions
 
 
 @record(frozen=True)
@@ -132,7 +132,7 @@ class MathsSpec:
         """
         import hashlib
 
-        payload = {"engine": ENGINE_VERSION, "sympy": _sympy_version(), "spec": self.to_json()}
+        payload = {"engine": ENGINE_VERSION, "sympy": sympy_version(), "spec": self.to_json()}
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -178,7 +178,7 @@ class Verifier(Protocol):
 
 
 @functools.cache
-def _sympy_version() -> str:
+def sympy_version() -> str:
     """Read once per process: the metadata lookup parses a file (~1 ms, once per lesson)."""
     from importlib.metadata import PackageNotFoundError, version
 
