@@ -4,6 +4,7 @@ thing. A hint, never a verdict: the cases below are what decides a start."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
@@ -26,7 +27,7 @@ WITH_CLAIMS = "---\ntitle: T\nclaims:\n  - id: c\n    value: 1\n---\nSome prose.
 PLAIN = "---\ntitle: T\n---\nSome prose.\n"
 
 
-def _probe(tmp_path: Path, files: dict[str, str], kept: dict[str, str | None]) -> bool:
+def _probe(tmp_path: Path, files: dict[str, str], kept: dict[str, str | None]) -> bool | None:
     """`brings_new_maths` over `files` (path -> text now), each kept before as `kept[path]`
     (None: a new file)."""
     for path, text in files.items():
@@ -38,8 +39,23 @@ def _probe(tmp_path: Path, files: dict[str, str], kept: dict[str, str | None]) -
 
 
 CASES: dict[str, tuple[dict[str, str], dict[str, str | None], bool]] = {
-    "a claim's value edited": (
-        {"l.md": WITH_CLAIMS.replace("value: 1", "value: 2")},
+    "a claim's value edited to another number": (
+        {"l.md": WITH_CLAIMS.replace("value: 1", "value: '2.5'  # was 1")},
+        {"l.md": WITH_CLAIMS},
+        False,
+    ),
+    "a claim's value edited to a formula": (
+        {"l.md": WITH_CLAIMS.replace("value: 1", "value: grid / 2")},
+        {"l.md": WITH_CLAIMS},
+        True,
+    ),
+    "a claim's digits given": (
+        {"l.md": WITH_CLAIMS.replace("value: 1", "value: 1\n    digits: 2")},
+        {"l.md": WITH_CLAIMS},
+        True,  # a line more: read as new maths (a hint; the server starts for nothing)
+    ),
+    "a claim's id edited": (
+        {"l.md": WITH_CLAIMS.replace("id: c", "id: d")},
         {"l.md": WITH_CLAIMS},
         True,
     ),
@@ -66,11 +82,6 @@ CASES: dict[str, tuple[dict[str, str], dict[str, str | None], bool]] = {
     "a manifest edited": ({"chapter.yaml": "claims:\n  - 1\n"}, {"chapter.yaml": "x: 1\n"}, False),
     "a lesson without front matter": ({"l.md": "claims:\n  - 1\n"}, {"l.md": "old\n"}, False),
     "a lesson that is not UTF-8": ({"l.md": "---\nclaims: []\n---\n\udcff"}, {}, False),
-    "more lessons than are worth reading": (
-        {f"l{i}.md": WITH_CLAIMS for i in range(MAX_PROBED + 1)},
-        {},
-        False,
-    ),
 }
 
 
@@ -82,6 +93,11 @@ def test_what_starts_the_server_early(tmp_path: Path, case: str) -> None:
         assert brings_new_maths(tmp_path, {"l.md": None}, lambda digest: None) is expected
         return
     assert _probe(tmp_path, files, kept) is expected
+
+
+def test_more_lessons_than_are_worth_reading_leave_it_to_the_load(tmp_path: Path) -> None:
+    files = {f"l{i}.md": WITH_CLAIMS for i in range(MAX_PROBED + 1)}
+    assert _probe(tmp_path, files, {}) is None
 
 
 @pytest.mark.parametrize("kind", ["fifo", "link"])
@@ -144,9 +160,15 @@ class _Recorder:
     def __init__(self, events: list[str]) -> None:
         self.events = events
         self.failed = False
+        self.settled = False
 
-    def start(self) -> None:
-        self.events.append("start")
+    def start(self) -> None:  # as the server: nothing once `ahead` settled it
+        if not self.settled:
+            self.events.append("start")
+
+    def ahead(self, start: bool) -> None:
+        self.settled = True
+        self.events.append("start" if start else "not ahead")
 
     def verify(self, *args: Any, **kwargs: Any) -> None:
         return None
@@ -161,7 +183,13 @@ class _Recorder:
 @pytest.fixture
 def events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
-    monkeypatch.setattr(command, "_sympy_server", lambda options: _Recorder(seen))
+
+    def server(options: Options) -> Any:  # as `check`'s: the run's own, once it has one
+        if options.sympy is not None:
+            return contextlib.nullcontext(options.sympy)
+        return _Recorder(seen)
+
+    monkeypatch.setattr(command, "_sympy_server", server)
     real_known, real_run = command._known_format, command.run
 
     def known(name: str) -> None:
@@ -187,7 +215,9 @@ def _claim_edit(text: str) -> str:
 
 
 EDITS: dict[str, tuple[Callable[[str], str], bool]] = {
-    "a claim's value": (_claim_edit, True),
+    # Judged against the number its expression came to before (coursekit.verify.parts).
+    "a claim's value": (_claim_edit, False),
+    "a claim's expression": (lambda text: text.replace("rhs: T/d\n", "rhs: d/T\n", 1), True),
     "the prose": (lambda text: text + "\nOne sentence more.\n", False),
 }
 

@@ -74,16 +74,19 @@ def brings_new_maths(
     course_dir: Path,
     edited: Mapping[str, str | None],
     before: Callable[[str], str | None],
-) -> bool:
+) -> bool | None:
     """Whether a lesson among `edited` (course-relative path -> the digest of its content
     before the edit, None for a new file) now declares claims or formulas in front matter
-    that differs from its content before (`before(digest)`: that text, when still kept).
+    that differs from its content before (`before(digest)`: that text, when still kept), in
+    more than the numbers its claims state; None when there are too many to read.
 
-    A hint, never a verdict: a wrong answer starts the server for nothing, or as late as the
-    load would have; a prose edit, whose front matter is unchanged, starts nothing."""
+    A hint, never a verdict: a wrong answer starts the server for nothing, or as late as its
+    first request; a prose edit, whose front matter is unchanged, starts nothing, and neither
+    does a corrected value, which is judged against the number its expression came to before
+    (coursekit.verify.parts)."""
     lessons = [(path, old) for path, old in edited.items() if path.endswith(".md")]
-    if not lessons or len(lessons) > MAX_PROBED:
-        return False
+    if len(lessons) > MAX_PROBED:
+        return None
     for path, old in lessons:
         text = _text(course_dir / path)
         if text is None:
@@ -92,6 +95,29 @@ def brings_new_maths(
         if front is None or not _MATHS.search(front):
             continue
         previous = before(old) if old is not None else None
-        if previous is None or _front(previous) != front:
+        earlier = None if previous is None else _front(previous)
+        if earlier is None or not (earlier == front or _stated_only(earlier, front)):
             return True
     return False
+
+
+# A line stating a claim's number, and a plain number (what is judged without sympy).
+_STATED = re.compile(r"(?P<lead>\s*(?:-\s+)?)(?P<key>value|tolerance|digits)\s*:\s*(?P<text>.*)")
+_PLAIN_NUMBER = re.compile(r"""(["']?)[-+]?[0-9][0-9_.,/eE+-]*\1\s*(?:#.*)?""")
+
+
+def _stated_only(before: str, after: str) -> bool:
+    """Whether two front matters differ only in the plain numbers of `value`, `tolerance` or
+    `digits` lines, line for line."""
+    old, new = before.splitlines(), after.splitlines()
+    if len(old) != len(new):
+        return False
+    for was, now in zip(old, new, strict=True):
+        if was == now:
+            continue
+        a, b = _STATED.fullmatch(was), _STATED.fullmatch(now)
+        if a is None or b is None or (a["lead"], a["key"]) != (b["lead"], b["key"]):
+            return False
+        if _PLAIN_NUMBER.fullmatch(b["text"]) is None:
+            return False
+    return True

@@ -28,6 +28,10 @@ class Verifier(Protocol):
     def start(self) -> None:
         """Get ready ahead of the first `verify` (the load has met claims no run has seen)."""
 
+    def ahead(self, start: bool) -> None:
+        """Start now, or not before the first `verify` whatever `start` is told later (what
+        `check` settled from the edit before the load)."""
+
     def verify(
         self, specs: Sequence[Any], timeout: float, *, memory_mb: int | None, workers: int
     ) -> list[list[Any]] | None: ...

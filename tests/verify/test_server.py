@@ -104,6 +104,26 @@ def test_close_ends_the_server() -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
+def test_a_server_never_asked_is_killed_not_left_to_finish_importing() -> None:
+    """Started early for maths that kept results then answered: nothing of it is needed, and
+    it forked no worker, so `close` does not wait for it to unwind an import of sympy."""
+    server = SympyServer()
+    server.start()
+    process = server.process
+    assert process is not None
+    server.close()
+    assert process.returncode == -signal.SIGKILL
+
+
+def test_a_server_that_was_asked_unwinds_to_end_its_workers() -> None:
+    server = SympyServer()
+    assert server.verify(specs(), 5.0) is not None
+    process = server.process
+    assert process is not None
+    server.close()
+    assert process.returncode == 0  # SIGTERM, caught: the server ended its workers and left
+
+
 @pytest.mark.parametrize(
     "reply",
     [
@@ -242,6 +262,9 @@ class Recording:
 
     def start(self) -> None:
         self.events.append("start")
+
+    def ahead(self, start: bool) -> None:
+        self.events.append("ahead")
 
     def verify(self, specs: Any, timeout: float, *, memory_mb: Any, workers: int) -> None:
         self.events.append("verify")

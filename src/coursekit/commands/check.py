@@ -79,8 +79,9 @@ def run_cached(
     with _sympy_server(options) as server:
         # Before anything heavy is imported (the reporters import the models): sympy then
         # imports on the other core while this one imports the rest and loads the course.
-        if server is not None and _new_maths(project, runs, store):
-            server.start()
+        news = _new_maths(project, runs, store) if server is not None else None
+        if news is not None:
+            server.ahead(news)
         _known_format(output_format)
         runs.keep_table()  # ~10 MB at 1,000 chapters, not held through the run
         # The load reads the tree as the lookup just saw it, the texts it knows from the pack.
@@ -99,9 +100,10 @@ def run_cached(
     return code
 
 
-def _new_maths(project: Project, runs: RunCache, store: PackedStore) -> bool:
+def _new_maths(project: Project, runs: RunCache, store: PackedStore) -> bool | None:
     """Whether the edit the lookup found brought a lesson claims or formulas no run has seen
-    (coursekit.frontmatter): its texts before the edit are the pack's, by their digests."""
+    (coursekit.frontmatter; None: too many lessons to tell): its texts before the edit are
+    the pack's, by their digests."""
     from coursekit.cache_pack import TEXTS
     from coursekit.frontmatter import brings_new_maths
 

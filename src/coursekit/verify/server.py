@@ -45,12 +45,23 @@ class SympyServer:
         self._requests = -1
         self._replies = -1
         self._failed = False  # a server that failed once is not asked (nor started) again
+        self._asked = False  # whether a request went to the server (it may have forked workers)
+        self._ahead: bool | None = None  # see `ahead`
         self.answered = 0  # requests the server answered (the rest were verified in-process)
 
     def start(self) -> None:
         """Start the server now, ahead of the first request: its interpreter imports sympy
-        while this process goes on (`check` calls this when the load meets new claims)."""
-        self._started()
+        while this process goes on (the load calls this when it meets new claims), unless
+        `ahead` settled it already."""
+        if self._ahead is None:
+            self._started()
+
+    def ahead(self, start: bool) -> None:
+        """What a look at the edit settled before the load (`check`, coursekit.frontmatter):
+        start now, or not before the first request, whatever the load then meets."""
+        self._ahead = start
+        if start:
+            self._started()
 
     def _started(self) -> bool:
         if self.process is not None:
@@ -109,6 +120,7 @@ class SympyServer:
         # would have, not what a JSON round trip keeps of them (it once lost `solutions: []`).
         # Both ends are this program; the verdicts return as JSON.
         request = pickle.dumps((list(specs), timeout, memory_mb, workers))
+        self._asked = True
         # However the server fares, `check` must end: past what every job's own limit allows,
         # the parent gives up on it and verifies in-process, where the limits are its own.
         jobs = sum(len(spec.claims) + len(spec.equations) for spec in specs)
@@ -136,10 +148,14 @@ class SympyServer:
                 os.close(fd)
         # SIGTERM first: the server unwinds, ending the workers it forked (a worker whose server
         # is gone has nobody left to end it when it overruns). SIGKILL if it does not go (it
-        # was stopped, say).
+        # was stopped, say). A server never asked forked nothing: it is killed outright, not
+        # left to finish importing sympy (started early for maths the kept results answered).
         with contextlib.suppress(ProcessLookupError):
-            process.terminate()
-            os.kill(process.pid, signal.SIGCONT)
+            if self._asked:
+                process.terminate()
+                os.kill(process.pid, signal.SIGCONT)
+            else:
+                process.kill()
         try:
             process.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
