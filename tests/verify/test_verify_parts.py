@@ -148,6 +148,18 @@ def test_a_corrected_value_changes_the_verdict(kept: Parts) -> None:
     assert next(v for v in right if v.key == "grid-4" and v.subject == "claim").ok
 
 
+def test_a_number_stays_known_through_a_verdict_that_shows_none(
+    kept: Parts, jobs_run: list[int]
+) -> None:
+    """A value refused (a tolerance around 0) computes no number to show, and the number its
+    expression came to is still known for the next correction."""
+    refused = remembering(spec(edited(1, value=0, tolerance=0.05)), kept)
+    assert next(v for v in refused if v.key == "rec-4" and v.subject == "claim").status == "error"
+    corrected = spec(edited(1, value=255, tolerance=0.05))
+    assert remembering(corrected, kept) == fresh(corrected)
+    assert jobs_run == [len(CLAIMS) + len(EQUATIONS)]  # the fresh run's: none before it
+
+
 def test_what_is_kept_is_the_specs_jobs_alone(kept: Parts) -> None:
     """An entry does not outgrow its document: a job gone is a result gone."""
     remembering(spec(CLAIMS[:2], equations=[]), kept)

@@ -102,18 +102,25 @@ def pending_spec(
     )
 
 
-def remembered(spec: MathsSpec, owners: Sequence[Owner], results: Sequence[CheckResult]) -> Parts:
-    """What to keep of ``spec``'s jobs, given what each came to (clock-dependent ones aside)."""
+def remembered(
+    spec: MathsSpec, owners: Sequence[Owner], results: Sequence[CheckResult], before: Parts
+) -> Parts:
+    """What to keep of ``spec``'s jobs, given what each came to (clock-dependent ones aside)
+    and what was kept ``before``: a claim's number stays known through a verdict that
+    shows none (a value refused for its tolerance, say)."""
     context = _context(spec)
     parts = Parts.empty()
     for (subject, _key, index), res in zip(owners, results, strict=True):
         if res.status in VOLATILE:
             continue
         parts.results[_job_key(context, spec, subject, index)] = _result_json(res)
-        if subject == "claim" and res.value is not None and _is_exact(res.value):
-            evaluation = _evaluation_key(context, spec.claims[index])
-            if evaluation is not None and res.status in ("ok", "false"):
-                parts.values[evaluation] = res.value
+        evaluation = _evaluation_key(context, spec.claims[index]) if subject == "claim" else None
+        if evaluation is None:
+            continue
+        if res.status in ("ok", "false") and res.value is not None and _is_exact(res.value):
+            parts.values[evaluation] = res.value
+        elif evaluation in before.values:
+            parts.values[evaluation] = before.values[evaluation]
     return parts
 
 

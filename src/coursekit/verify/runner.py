@@ -123,7 +123,7 @@ def _verify_remembering(
         ran_now = iter(_job_results(next(fresh)) if rest is not None else [])
         ran = [(res, 0.0) if res is not None else next(ran_now) for res in known]
         out.append(plan.finish(ran))
-        now = remembered(plan.spec, plan.owners, [res for res, _ in ran])
+        now = remembered(plan.spec, plan.owners, [res for res, _ in ran], kept)
         kept.results, kept.values = now.results, now.values
     return out
 
