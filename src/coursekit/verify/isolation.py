@@ -30,16 +30,6 @@ from coursekit.verify.expr import FormulaError
 Job = Callable[[], CheckResult]
 
 
-def _result_json(res: CheckResult) -> dict[str, Any]:
-    return {
-        "status": res.status,
-        "message": res.message,
-        "offset": res.offset,
-        "field": res.field,
-        "value": res.value,
-    }
-
-
 def _safe(job: Job) -> CheckResult:
     try:
         return job()
@@ -76,7 +66,7 @@ def _child(orders: int, reports: int, jobs: Sequence[Job], memory_mb: int | None
             _write_all(reports, (json.dumps({"start": i, "at": t0}) + "\n").encode())
             res = _safe(jobs[i])
             end = time.monotonic()
-            msg = {"done": i, "result": _result_json(res), "seconds": end - t0, "at": end}
+            msg = {"done": i, "result": res.to_json(), "seconds": end - t0, "at": end}
             _write_all(reports, (json.dumps(msg) + "\n").encode())
 
 

@@ -31,7 +31,7 @@ from coursekit.records import record
 from coursekit.verify.claims import CheckResult, Claim
 from coursekit.verify.claims.value import judge_known
 from coursekit.verify.spec import ENGINE_VERSION, MathsSpec, sympy_version
-from coursekit.verify.status import STATUSES, VOLATILE, Subject
+from coursekit.verify.status import VOLATILE, Subject
 
 #: A job as the runner plans it: (subject, key, index into the spec's claims or equations).
 Owner = tuple[Subject, str, int]
@@ -65,7 +65,7 @@ class Parts:
         if not isinstance(results, dict) or not isinstance(values, dict):
             return cls.empty()
         return cls(
-            {k: v for k, v in results.items() if _result(v) is not None},
+            {k: v for k, v in results.items() if CheckResult.from_json(v) is not None},
             {k: v for k, v in values.items() if isinstance(v, str)},
         )
 
@@ -75,7 +75,7 @@ def recall(spec: MathsSpec, owners: Sequence[Owner], parts: Parts) -> list[Check
     context = _context(spec)
     found: list[CheckResult | None] = []
     for subject, _key, index in owners:
-        kept = _result(parts.results.get(_job_key(context, spec, subject, index)))
+        kept = CheckResult.from_json(parts.results.get(_job_key(context, spec, subject, index)))
         if kept is None and subject == "claim":
             claim = spec.claims[index]
             number = parts.values.get(_evaluation_key(context, claim) or "")
@@ -113,7 +113,7 @@ def remembered(
     for (subject, _key, index), res in zip(owners, results, strict=True):
         if res.status in VOLATILE:
             continue
-        parts.results[_job_key(context, spec, subject, index)] = _result_json(res)
+        parts.results[_job_key(context, spec, subject, index)] = res.to_json()
         evaluation = _evaluation_key(context, spec.claims[index]) if subject == "claim" else None
         if evaluation is None:
             continue
@@ -153,28 +153,6 @@ def _digest(payload: Mapping[str, Any]) -> str:
 def _is_exact(text: str) -> bool:
     """Whether a claim's value is an exact number (``"p/q"``, an integer), not a decimal."""
     return _EXACT.fullmatch(text) is not None
-
-
-def _result_json(res: CheckResult) -> dict[str, Any]:
-    return {
-        "status": res.status,
-        "message": res.message,
-        "offset": res.offset,
-        "field": res.field,
-        "value": res.value,
-    }
-
-
-def _result(data: object) -> CheckResult | None:
-    if not isinstance(data, Mapping) or data.get("status") not in STATUSES:
-        return None
-    message, offset = data.get("message"), data.get("offset")
-    field, value = data.get("field"), data.get("value")
-    if not isinstance(message, str) or not (offset is None or type(offset) is int):
-        return None
-    if not all(v is None or isinstance(v, str) for v in (field, value)):
-        return None
-    return CheckResult(data["status"], message, offset, field, value)
 
 
 __all__ = ["Owner", "Parts", "pending_spec", "recall", "remembered"]

@@ -11,7 +11,7 @@ from math import inf
 from typing import Any
 
 from coursekit.records import record
-from coursekit.verify.status import Status
+from coursekit.verify.status import STATUSES, Status
 
 CLAIM_KINDS = ("identity", "solve", "value", "order", "inequality", "shape")
 RELATIONS = ("<=", ">=", "<", ">")
@@ -245,6 +245,29 @@ class CheckResult:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "message": self.message,
+            "offset": self.offset,
+            "field": self.field,
+            "value": self.value,
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> CheckResult | None:
+        """The result ``data`` holds, or None for anything of another shape (a kept entry
+        is read back through this: a damaged one is no result)."""
+        if not isinstance(data, Mapping) or data.get("status") not in STATUSES:
+            return None
+        message, offset = data.get("message"), data.get("offset")
+        field, value = data.get("field"), data.get("value")
+        if not isinstance(message, str) or not (offset is None or type(offset) is int):
+            return None
+        if not all(v is None or isinstance(v, str) for v in (field, value)):
+            return None
+        return cls(data["status"], message, offset, field, value)
 
 
 # -- number formatting (pure Python) ---------------------------------------------------------------

@@ -66,12 +66,9 @@ def check_value(ctx: Context, claim: Claim) -> CheckResult:
             raise FormulaError(
                 "value must be a rational number when digits is given", 0, value_t, "value"
             )
-        rounded = round_significant(q, claim.digits)
-        shown = f"{show(rounded)} to {claim.digits} significant digits"
-        if rounded != exp_q:
-            return CheckResult("false", f"{head}, {shown}; the claim says {value_t}", value=value)
-        if claim.tolerance is None:
-            return CheckResult("ok", f"{head}, {shown}", value=value)
+        rounded = _to_digits(claim, head, value, q, exp_q)
+        if rounded is not None:
+            return rounded
     if claim.tolerance is not None:
         c, e = sp.N(computed, 50), sp.N(expected, 50)
         bound = sp.Float(claim.tolerance, 50) * abs(e)
@@ -107,12 +104,9 @@ def judge_exact(claim: Claim, computed: Fraction, stated: Fraction) -> CheckResu
     value = value_text(computed)
     head = f"{claim.expr}{_at(claim)} is {show(computed)}"
     if claim.digits is not None:
-        rounded = round_significant(computed, claim.digits)
-        shown = f"{show(rounded)} to {claim.digits} significant digits"
-        if rounded != stated:
-            return CheckResult("false", f"{head}, {shown}; the claim says {value_t}", value=value)
-        if claim.tolerance is None:
-            return CheckResult("ok", f"{head}, {shown}", value=value)
+        rounded = _to_digits(claim, head, value, computed, stated)
+        if rounded is not None:
+            return rounded
     if claim.tolerance is not None:
         # The tolerance as sympy's Float(tolerance) holds it: the float's exact binary value.
         if abs(computed - stated) <= Fraction(claim.tolerance) * abs(stated):
@@ -124,6 +118,21 @@ def judge_exact(claim: Claim, computed: Fraction, stated: Fraction) -> CheckResu
     if computed == stated:
         return CheckResult("ok", head, value=value)
     return CheckResult("false", f"{head}, the claim says {show(stated)}", value=value)
+
+
+def _to_digits(
+    claim: Claim, head: str, value: str, computed: Fraction, stated: Fraction
+) -> CheckResult | None:
+    """The verdict of ``digits``: false when the rounding differs from the stated value, ok
+    when it agrees and no tolerance is left to check (None: check the tolerance next)."""
+    assert claim.digits is not None
+    rounded = round_significant(computed, claim.digits)
+    shown = f"{show(rounded)} to {claim.digits} significant digits"
+    if rounded != stated:
+        return CheckResult("false", f"{head}, {shown}; the claim says {claim.value}", value=value)
+    if claim.tolerance is None:
+        return CheckResult("ok", f"{head}, {shown}", value=value)
+    return None
 
 
 def _too_far(claim: Claim, head: str, value_t: str, rel: float, value: str) -> CheckResult:
