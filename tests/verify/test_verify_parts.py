@@ -187,6 +187,13 @@ def test_an_entry_of_another_shape_keeps_nothing(data: object) -> None:
     assert parts.results == {} and parts.values == {}
 
 
+@pytest.mark.parametrize("number", ["1/0", "0.5", "x", "", "1/", "١٢٣"])
+def test_a_kept_number_that_no_run_writes_is_no_number(number: str) -> None:
+    """A damaged entry: the claim goes to sympy, and nothing raises."""
+    parts = Parts.from_json({"results": {}, "values": {"k": number}})
+    assert parts.values == {}
+
+
 def test_a_kept_result_of_another_shape_is_run_again(kept: Parts, jobs_run: list[int]) -> None:
     for key in kept.results:
         kept.results[key] = {"status": "ok", "message": 3}

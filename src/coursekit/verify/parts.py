@@ -38,7 +38,7 @@ Owner = tuple[Subject, str, int]
 
 #: The claim fields a value claim's number does not depend on.
 _STATED = frozenset({"id", "value", "tolerance", "digits"})
-_EXACT = re.compile(r"-?[0-9]+(?:/[0-9]+)?")
+_EXACT = re.compile(r"-?[0-9]+(?:/([0-9]+))?")
 
 
 @record
@@ -66,7 +66,7 @@ class Parts:
             return cls.empty()
         return cls(
             {k: v for k, v in results.items() if CheckResult.from_json(v) is not None},
-            {k: v for k, v in values.items() if isinstance(v, str)},
+            {k: v for k, v in values.items() if isinstance(v, str) and _is_exact(v)},
         )
 
 
@@ -151,8 +151,13 @@ def _digest(payload: Mapping[str, Any]) -> str:
 
 
 def _is_exact(text: str) -> bool:
-    """Whether a claim's value is an exact number (``"p/q"``, an integer), not a decimal."""
-    return _EXACT.fullmatch(text) is not None
+    """Whether a claim's value is an exact number (``"p/q"``, an integer), not a decimal
+    (nor a fraction over 0, which no run writes: a damaged entry)."""
+    found = _EXACT.fullmatch(text)
+    if found is None:
+        return False
+    denominator = found.group(1)
+    return denominator is None or denominator.strip("0") != ""
 
 
 __all__ = ["Owner", "Parts", "pending_spec", "recall", "remembered"]
