@@ -26,9 +26,6 @@ from coursekit.rules.outcomes import kept
 from coursekit.store import SYMPY_PARTS
 
 NAMESPACE = "sympy"
-#: Per lesson, what each of its sympy jobs came to (coursekit.verify.parts): an edit to one
-#: claim or equation re-runs that job alone, and a corrected value often none.
-PARTS = SYMPY_PARTS
 
 _EQ_LABEL = re.compile(r"[ \t]*\{#eq:([^}\s]*)\}")
 
@@ -129,7 +126,7 @@ class _Planned:
     spec: Any  # coursekit.verify.MathsSpec
     key: str
     cached: bool
-    parts_key: str  # where the lesson's job results are kept (PARTS)
+    parts_key: str  # where the lesson's job results are kept (SYMPY_PARTS)
 
 
 def _plan_lesson(ctx: Context, lesson: Lesson) -> _Planned | None:
@@ -196,14 +193,14 @@ def _verify_uncached(ctx: Context, todo: list[_Planned]) -> None:
         distinct.setdefault(planned.key, planned)
     timeout, memory_mb = _limits(ctx)
     workers = ctx.options.jobs or os.cpu_count() or 1
-    parts = [Parts.from_json(ctx.store.get(PARTS, p.parts_key)) for p in distinct.values()]
+    parts = [Parts.from_json(ctx.store.get(SYMPY_PARTS, p.parts_key)) for p in distinct.values()]
     specs = [p.spec for p in distinct.values()]
     checked = verify_specs(ctx, specs, timeout, memory_mb, workers, parts)
     by_key = dict(zip(distinct, checked, strict=True))
     parts_by_key = dict(zip(distinct, parts, strict=True))
     for planned in todo:
         planned.maths.verdicts = list(by_key[planned.key])
-        ctx.store.put(PARTS, planned.parts_key, parts_by_key[planned.key].to_json())
+        ctx.store.put(SYMPY_PARTS, planned.parts_key, parts_by_key[planned.key].to_json())
     for key, first in distinct.items():
         verdicts = by_key[key]
         if all(kept(v.subject, v.status) for v in verdicts):

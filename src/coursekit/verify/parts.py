@@ -12,8 +12,9 @@ document,
 * for a ``value`` claim whose expression came to an exact number, that number, under a key of
   the claim without its ``id``, ``value``, ``tolerance`` and ``digits``.
 
-:func:`recall` gives what a spec's jobs came to before, or None for each job that must run: a
-value claim whose stated value alone changed is judged against the kept number in pure Python
+:func:`job_keys` works out each job's keys once; :func:`recall` gives what the jobs came to
+before, or None for each job that must run: a value claim whose stated value alone changed is
+judged against the kept number in pure Python
 (:func:`coursekit.verify.claims.value.judge_known`). :func:`pending_spec` is the spec of the
 jobs that must run, and :func:`remembered` what to keep afterwards: exactly the spec's jobs, so
 an entry never outgrows its document. Results that depend on the clock are not kept.
@@ -21,8 +22,6 @@ an entry never outgrows its document. Results that depend on the clock are not k
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -30,7 +29,7 @@ from typing import Any
 from coursekit.records import record
 from coursekit.verify.claims import CheckResult, Claim
 from coursekit.verify.claims.value import judge_known
-from coursekit.verify.spec import ENGINE_VERSION, MathsSpec, sympy_version
+from coursekit.verify.spec import ENGINE_VERSION, MathsSpec, digest, sympy_version
 from coursekit.verify.status import VOLATILE, Subject
 
 #: A job as the runner plans it: (subject, key, index into the spec's claims or equations).
@@ -44,9 +43,9 @@ _EXACT = re.compile(r"-?[0-9]+(?:/([0-9]+))?")
 @record
 class Parts:
     """One document's kept job results (``results``: job key -> result) and exact numbers
-    (``values``: evaluation key -> ``"p/q"``). Plain data, JSON as it is."""
+    (``values``: evaluation key -> ``"p/q"``)."""
 
-    results: dict[str, dict[str, Any]]
+    results: dict[str, CheckResult]
     values: dict[str, str]
 
     @classmethod
@@ -54,7 +53,10 @@ class Parts:
         return cls({}, {})
 
     def to_json(self) -> dict[str, Any]:
-        return {"results": self.results, "values": self.values}
+        return {
+            "results": {key: res.to_json() for key, res in self.results.items()},
+            "values": self.values,
+        }
 
     @classmethod
     def from_json(cls, data: object) -> Parts:
@@ -64,22 +66,51 @@ class Parts:
         results, values = data.get("results"), data.get("values")
         if not isinstance(results, dict) or not isinstance(values, dict):
             return cls.empty()
+        read = {key: CheckResult.from_json(value) for key, value in results.items()}
         return cls(
-            {k: v for k, v in results.items() if CheckResult.from_json(v) is not None},
+            {key: res for key, res in read.items() if res is not None},
             {k: v for k, v in values.items() if isinstance(v, str) and _is_exact(v)},
         )
 
 
-def recall(spec: MathsSpec, owners: Sequence[Owner], parts: Parts) -> list[CheckResult | None]:
-    """What each planned job came to before, or None where it must run now."""
-    context = _context(spec)
-    found: list[CheckResult | None] = []
+@record(frozen=True)
+class JobKeys:
+    """Where a job's result is kept, and a value claim's number (None: not a value claim)."""
+
+    result: str
+    number: str | None
+
+
+def job_keys(spec: MathsSpec, owners: Sequence[Owner]) -> list[JobKeys]:
+    """Each planned job's keys: what the job reads, in the context its document shares."""
+    shared = {
+        k: v
+        for k, v in spec.to_json().items()
+        if k not in ("claims", "equations", "numbers", "quiz")
+    }
+    context = digest({"engine": ENGINE_VERSION, "sympy": sympy_version(), "context": shared})
+    keys: list[JobKeys] = []
     for subject, _key, index in owners:
-        kept = CheckResult.from_json(parts.results.get(_job_key(context, spec, subject, index)))
-        if kept is None and subject == "claim":
+        if subject == "claim":
             claim = spec.claims[index]
-            number = parts.values.get(_evaluation_key(context, claim) or "")
-            kept = judge_known(claim, number) if number is not None else None
+            job: Any = claim.to_json()
+            number = _number_key(context, claim)
+        else:
+            job, number = list(spec.equations[index]), None
+        keys.append(JobKeys(digest({"context": context, subject: job}), number))
+    return keys
+
+
+def recall(
+    spec: MathsSpec, owners: Sequence[Owner], keys: Sequence[JobKeys], parts: Parts
+) -> list[CheckResult | None]:
+    """What each planned job came to before, or None where it must run now."""
+    found: list[CheckResult | None] = []
+    for (_subject, _key, index), key in zip(owners, keys, strict=True):
+        kept = parts.results.get(key.result)
+        if kept is None and key.number is not None:
+            number = parts.values.get(key.number)
+            kept = judge_known(spec.claims[index], number) if number is not None else None
         found.append(kept)
     return found
 
@@ -102,52 +133,30 @@ def pending_spec(
     )
 
 
-def remembered(
-    spec: MathsSpec, owners: Sequence[Owner], results: Sequence[CheckResult], before: Parts
-) -> Parts:
-    """What to keep of ``spec``'s jobs, given what each came to (clock-dependent ones aside)
+def remembered(keys: Sequence[JobKeys], results: Sequence[CheckResult], before: Parts) -> Parts:
+    """What to keep of a spec's jobs, given what each came to (clock-dependent ones aside)
     and what was kept ``before``: a claim's number stays known through a verdict that
     shows none (a value refused for its tolerance, say)."""
-    context = _context(spec)
     parts = Parts.empty()
-    for (subject, _key, index), res in zip(owners, results, strict=True):
+    for key, res in zip(keys, results, strict=True):
         if res.status in VOLATILE:
             continue
-        parts.results[_job_key(context, spec, subject, index)] = res.to_json()
-        evaluation = _evaluation_key(context, spec.claims[index]) if subject == "claim" else None
-        if evaluation is None:
+        parts.results[key.result] = res
+        if key.number is None:
             continue
         if res.status in ("ok", "false") and res.value is not None and _is_exact(res.value):
-            parts.values[evaluation] = res.value
-        elif evaluation in before.values:
-            parts.values[evaluation] = before.values[evaluation]
+            parts.values[key.number] = res.value
+        elif key.number in before.values:
+            parts.values[key.number] = before.values[key.number]
     return parts
 
 
-def _context(spec: MathsSpec) -> str:
-    """What every job of the spec reads besides its own claim or equation."""
-    shared = {k: v for k, v in spec.to_json().items() if k not in ("claims", "equations")}
-    shared.pop("numbers", None)
-    shared.pop("quiz", None)
-    return _digest({"engine": ENGINE_VERSION, "sympy": sympy_version(), "context": shared})
-
-
-def _job_key(context: str, spec: MathsSpec, subject: Subject, index: int) -> str:
-    job: Any = spec.claims[index].to_json() if subject == "claim" else list(spec.equations[index])
-    return _digest({"context": context, subject: job})
-
-
-def _evaluation_key(context: str, claim: Claim) -> str | None:
+def _number_key(context: str, claim: Claim) -> str | None:
     """Where a value claim's exact number is kept: the claim as sympy evaluates it."""
     if claim.kind != "value" or claim.error is not None:
         return None
     read = {k: v for k, v in claim.to_json().items() if k not in _STATED}
-    return _digest({"context": context, "evaluates": read})
-
-
-def _digest(payload: Mapping[str, Any]) -> str:
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return digest({"context": context, "evaluates": read})
 
 
 def _is_exact(text: str) -> bool:
@@ -160,4 +169,4 @@ def _is_exact(text: str) -> bool:
     return denominator is None or denominator.strip("0") != ""
 
 
-__all__ = ["Owner", "Parts", "pending_spec", "recall", "remembered"]
+__all__ = ["JobKeys", "Owner", "Parts", "job_keys", "pending_spec", "recall", "remembered"]

@@ -32,7 +32,7 @@ from coursekit.verify.claims import (
 from coursekit.verify.claims.shape import shape_verdicts
 from coursekit.verify.expr import DEFAULT_LIMITS, FormulaError, Limits
 from coursekit.verify.isolation import Job, run_inline, run_isolated, warm
-from coursekit.verify.parts import Owner, Parts, pending_spec, recall, remembered
+from coursekit.verify.parts import Owner, Parts, job_keys, pending_spec, recall, remembered
 from coursekit.verify.spec import ENGINE_VERSION, MathsSpec, Verdict, Verifier
 from coursekit.verify.status import STATUSES, SUBJECTS, VOLATILE, Subject
 
@@ -114,16 +114,19 @@ def _verify_remembering(
     """`verify_documents`, running only the jobs ``parts`` knows nothing of (in one batch,
     as the specs of those jobs alone), then setting each of ``parts`` to what to keep."""
     planned = [_prepare(spec, DEFAULT_LIMITS) for spec in specs]
-    found = [recall(p.spec, p.owners, kept) for p, kept in zip(planned, parts, strict=True)]
+    keys = [job_keys(p.spec, p.owners) for p in planned]
+    found = [
+        recall(p.spec, p.owners, k, kept) for p, k, kept in zip(planned, keys, parts, strict=True)
+    ]
     pending = [pending_spec(p.spec, p.owners, f) for p, f in zip(planned, found, strict=True)]
     todo = [spec for spec in pending if spec is not None]
     fresh = iter(verify_documents(todo, timeout, **how) if todo else [])
     out: list[list[Verdict]] = []
-    for plan, known, rest, kept in zip(planned, found, pending, parts, strict=True):
+    for plan, known, rest, kept, k in zip(planned, found, pending, parts, keys, strict=True):
         ran_now = iter(_job_results(next(fresh)) if rest is not None else [])
         ran = [(res, 0.0) if res is not None else next(ran_now) for res in known]
         out.append(plan.finish(ran))
-        now = remembered(plan.spec, plan.owners, [res for res, _ in ran], kept)
+        now = remembered(k, [res for res, _ in ran], kept)
         kept.results, kept.values = now.results, now.values
     return out
 

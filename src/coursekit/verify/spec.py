@@ -130,11 +130,15 @@ class MathsSpec:
         Verdicts depend on the time limit only through ``timeout`` verdicts: do not cache those
         (or add the limit to the key).
         """
-        import hashlib
+        return digest({"engine": ENGINE_VERSION, "sympy": sympy_version(), "spec": self.to_json()})
 
-        payload = {"engine": ENGINE_VERSION, "sympy": sympy_version(), "spec": self.to_json()}
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+def digest(payload: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of ``payload``: what a verdict's key is made of."""
+    import hashlib
+
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @record(frozen=True)
