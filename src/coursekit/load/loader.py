@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TypeVar
 from coursekit import codes
 from coursekit.bounds import UnusableName, child, shorten
 from coursekit.diagnostics import Diagnostic, Severity
+from coursekit.load import replay
 from coursekit.load.clean import CleanDocuments
 from coursekit.load.collecting import long_lived
 from coursekit.load.listing import KnownTree
@@ -207,9 +208,29 @@ class _Loader(DocumentReader):
         if manifest.id in self.course.chapters:
             return True  # the duplicate-id rule reports it from the books' lists
         self.course.chapters[manifest.id] = chapter
-        chapter.assets = frozenset(self.listing.files_below(folder, self.rel(folder)))
-        self.load_svg_figures(manifest, folder)
+        assets = self.listing.files_below(folder, chapter.dir)
+        chapter.assets = frozenset(assets)
         clean = self.clean_record(chapter.dir)
+        key = self.folder_key(folder, chapter.dir, assets, clean)
+        if key is not None and replay.replay(self, chapter, key, clean):
+            clean.save()
+            return True
+        since, failed = len(self.diagnostics), len(self.course.failed)
+        self.reading = [] if key is not None else None
+        try:
+            self.walk_chapter(chapter, folder, clean)
+        finally:
+            read, self.reading = self.reading, None
+        clean.save()
+        met_nothing = len(self.diagnostics) == since and len(self.course.failed) == failed
+        if read is not None and key is not None and met_nothing:
+            replay.record(self.store, chapter, key, read, clean)
+        return True
+
+    def walk_chapter(self, chapter: Chapter, folder: Path, clean: CleanDocuments) -> None:
+        """Find and load what the chapter's manifest lists, and say what it does not list."""
+        manifest, path = chapter.manifest, folder / "chapter.yaml"
+        self.load_svg_figures(manifest, folder)
         lessons_dir = folder / "lessons"
         listed_lessons: set[str] = set()
         for index, item in enumerate(manifest.items):
@@ -248,8 +269,16 @@ class _Loader(DocumentReader):
             exercise = self.load_listed(ExerciseDoc, exercise_id, folder, manifest, index, clean)
             if exercise is not None:
                 chapter.exercises.setdefault(exercise_id, exercise)
-        clean.save()
-        return True
+
+    def folder_key(
+        self, folder: Path, rel: str, assets: list[str], clean: CleanDocuments
+    ) -> replay.Key | None:
+        """The key a record of the chapter folder's load is kept under (coursekit.load.replay),
+        or None when this load neither records nor replays one."""
+        known = self.listing.known(folder)
+        if known is None or self.store is None or clean.store is None:
+            return None
+        return replay.folder_key(known[0], known[1], str(folder), assets, rel)
 
     def load_lesson(
         self, path: Path, lesson_id: str, chapter_id: str, clean: CleanDocuments

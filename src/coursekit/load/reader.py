@@ -96,6 +96,8 @@ class DocumentReader:
         # folders a listed chapter claims, even when it claims several (CK109 reports that):
         # none of them is "unlisted"
         self.claimed: set[Path] = set()
+        # the paths of the texts read while a chapter's load is recorded (coursekit.load.replay)
+        self.reading: list[str] | None = None
 
     def rel(self, path: Path) -> str:
         # `relative_to` costs ~10 µs, called for every file and folder the load meets; a path
@@ -148,6 +150,8 @@ class DocumentReader:
             self.failed(self.diagnostics[-1:])
             return None
         self.course.texts[rel] = text
+        if self.reading is not None:
+            self.reading.append(rel)
         if digest is not None:
             self.course.digests[rel] = digest
         else:  # a digest must never stand beside another text than the one it was taken of

@@ -1,0 +1,272 @@
+"""A chapter's load, replayed from what an earlier load of the very same files did.
+
+Loading a chapter whose files did not change still walked it: every listed lesson, problem,
+exercise and program found by building its path and asking whether it exists, every SVG
+figure likewise, the lessons folder listed for files no item names. At 1,000 chapters that
+walk was ~40% of a fresh `check` after a one-lesson edit, and it found what it found the run
+before. A load that met no problem in a chapter now keeps, per chapter folder, what it read
+and built there: the texts it read after the manifest (in order), each lesson's place in its
+file and each problem's and exercise's program. It is kept under a key of everything the walk
+could see: the length of the folder's absolute path and every file below it with the digest
+of its content (the known tree's, `KnownTree.digest`). The next load whose key is the same reads those texts
+and builds those documents, and asks nothing of the folder.
+
+Each document is still built as the clean path builds it (`coursekit.load.clean`): only when
+the clean record vouches for its text, with the same place or program, and it is validated
+when a rule first reads it. The manifest itself is validated as before. Only a load that
+reads the tree from the cache records or replays (`SeenTree`: what exists and the digests are
+this run's), with the clean record on (not the daemon's or the language server's load, not
+`--no-cache`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+from coursekit.load.listing import MAX_ASSETS
+from coursekit.model.deferred import built
+from coursekit.model.documents import Exercise, LessonFrontMatter, WorkedProblem
+from coursekit.model.tree import Chapter, ExerciseDoc, Lesson, Problem, Program
+from coursekit.records import record as _record
+
+if TYPE_CHECKING:
+    from coursekit.load.clean import CleanDocuments
+    from coursekit.load.listing import KnownTree
+    from coursekit.load.reader import DocumentReader
+    from coursekit.store import ResultStore
+
+NAMESPACE = "chapters"
+FORMAT = 1  # bump when a record's shape changes
+
+
+@_record(frozen=True, slots=True)
+class Key:
+    """A chapter folder as a load sees it: the key of its record, and where it is in the tree."""
+
+    digest: str
+    tree: KnownTree
+    inside: str  # the folder's path in the tree (relative to the course folder)
+
+
+def folder_key(
+    tree: KnownTree, inside: str, absolute: str, assets: list[str], rel: str
+) -> Key | None:
+    """The key of what a load of the chapter folder could see: the length of its absolute
+    path (which decides whether a name is usable; not the path, so that a course copied
+    elsewhere replays its records) and each file below it (`assets`, project-relative
+    below `rel`; the folder is `inside` the tree) with its content's digest. None when it
+    cannot stand for the folder: the listing stopped at `MAX_ASSETS`."""
+    if len(assets) >= MAX_ASSETS:
+        return None
+    parts = [str(len(absolute.encode("utf-8", "surrogateescape")))]
+    cut = len(rel)
+    for path in sorted(assets):
+        parts.append(path)
+        parts.append(tree.digest(inside + path[cut:]) or "-")
+    text = "\0".join(parts)
+    return Key(hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32], tree, inside)
+
+
+def entry(chapter_dir: str) -> str:
+    return f"{FORMAT}:{chapter_dir}"
+
+
+Row = tuple[str, str, Any, Any]
+
+
+class Recorded:
+    """What a chapter's load read and built after its manifest: the texts it read (paths, in
+    order), its lessons (id, path, body start, body line), its problems and exercises (id,
+    path, the program's name or None, the program's path or None), each in the order the
+    chapter holds them."""
+
+    __slots__ = ("exercises", "lessons", "problems", "read")
+
+    def __init__(
+        self, read: list[str], lessons: list[Row], problems: list[Row], exercises: list[Row]
+    ) -> None:
+        self.read = read
+        self.lessons = lessons
+        self.problems = problems
+        self.exercises = exercises
+
+    def encode(self) -> list[Any]:
+        return [
+            list(self.read),
+            [list(row) for row in self.lessons],
+            [list(row) for row in self.problems],
+            [list(row) for row in self.exercises],
+        ]
+
+    @classmethod
+    def decode(cls, kept: list[Any]) -> Recorded | None:
+        """The record of `encode`'s data as the store gave it back, or None for any other shape
+        (a damaged or foreign entry is only a load that walks the folder)."""
+        read, lessons, problems, exercises = kept
+        if not (isinstance(read, list) and all(type(path) is str for path in read)):
+            return None
+        rows = [_rows(lessons, int), _rows(problems, str), _rows(exercises, str)]
+        if rows[0] is None or rows[1] is None or rows[2] is None:
+            return None
+        return cls(read, rows[0], rows[1], rows[2])
+
+
+def _rows(kept: Any, last: type) -> list[Row] | None:
+    """Rows of two strings then two values of type `last` (or, for programs, both None)."""
+    if not isinstance(kept, list):
+        return None
+    rows: list[Row] = []
+    for row in kept:
+        if not (isinstance(row, list) and len(row) == 4):
+            return None
+        first, second, third, fourth = row
+        if type(first) is not str or type(second) is not str:
+            return None
+        pair_ok = type(third) is last and type(fourth) is last
+        if not pair_ok and not (last is str and third is None and fourth is None):
+            return None
+        rows.append((first, second, third, fourth))
+    return rows
+
+
+def replay(reader: DocumentReader, chapter: Chapter, key: Key, clean: CleanDocuments) -> bool:
+    """Build the chapter's documents as the load recorded under `key` built them, when one did
+    and the clean record still vouches for each of them; False, the course as it was, if not."""
+    assert reader.store is not None  # (a key is made only with a store)
+    kept = reader.store.get(NAMESPACE, entry(chapter.dir))
+    if not (isinstance(kept, list) and len(kept) == 5 and kept[0] == key.digest):
+        return False
+    recorded = Recorded.decode(kept[1:])
+    if recorded is None:
+        return False
+    course, cut, tree = reader.course, len(chapter.dir), key.tree
+    texts: dict[str, str] = {}
+    for rel in recorded.read:
+        text = tree.text(key.inside + rel[cut:]) if rel.startswith(chapter.dir + "/") else None
+        if text is None:
+            return False
+        texts[rel] = text
+    # The texts and their digests go in first: the clean record looks a text's digest up there.
+    before = {rel: (course.texts.get(rel), course.digests.get(rel)) for rel in texts}
+    for rel, text in texts.items():
+        course.texts[rel] = text
+        digest = tree.digest(key.inside + rel[cut:])
+        if digest is not None:
+            course.digests[rel] = digest
+    made = _documents(reader, chapter.id, recorded, texts, clean)
+    if made is None:
+        for rel, (text, digest) in before.items():
+            _restore(course.texts, rel, text)
+            _restore(course.digests, rel, digest)
+        return False
+    chapter.lessons.update(made[0])
+    chapter.problems.update(made[1])
+    chapter.exercises.update(made[2])
+    return True
+
+
+def _restore(held: dict[str, str], rel: str, value: str | None) -> None:
+    if value is None:
+        held.pop(rel, None)
+    else:
+        held[rel] = value
+
+
+Made = tuple[dict[str, Lesson], dict[str, Problem], dict[str, ExerciseDoc]]
+
+
+def _documents(
+    reader: DocumentReader,
+    chapter_id: str,
+    recorded: Recorded,
+    texts: dict[str, str],
+    clean: CleanDocuments,
+) -> Made | None:
+    """The recorded documents, each built deferred as the clean path builds it, or None when
+    the clean record no longer vouches for one of them (nothing is told to it then)."""
+    vouched: list[tuple[str, str, list[Any]]] = []  # path, digest, what was kept
+
+    def look(rel: str, needed: list[Any]) -> str | None:
+        """The document's text, when the clean record holds `needed` for it."""
+        text = texts.get(rel)
+        if text is None:
+            return None
+        digest, kept = clean.look(rel, text)
+        if kept != needed:
+            return None
+        vouched.append((rel, digest, kept))
+        return text
+
+    lessons: dict[str, Lesson] = {}
+    for lesson_id, rel, start, line in recorded.lessons:
+        text = look(rel, [start, line])
+        if text is None:
+            return None
+        build = reader.later(clean, text, rel, LessonFrontMatter, front_matter=True)
+        lessons[lesson_id] = built(
+            Lesson,
+            build,
+            id=lesson_id,
+            chapter_id=chapter_id,
+            path=rel,
+            text=text,
+            body_start=start,
+            body_line=line,
+        )
+    problems: dict[str, Problem] = {}
+    exercises: dict[str, ExerciseDoc] = {}
+    for rows, kind, docs in (
+        (recorded.problems, WorkedProblem, problems),
+        (recorded.exercises, Exercise, exercises),
+    ):
+        for doc_id, rel, name, program_path in rows:
+            text = look(rel, [name])
+            source = None if program_path is None else texts.get(program_path)
+            if text is None or (program_path is not None and source is None):
+                return None
+            if program_path is None and kind is WorkedProblem:
+                return None  # (a worked problem always names a program)
+            program = None if program_path is None else Program(path=program_path, source=source)
+            eager: Any = Problem if kind is WorkedProblem else ExerciseDoc
+            later = reader.later(clean, text, rel, kind)
+            fields = {"id": doc_id, "chapter_id": chapter_id, "path": rel}
+            docs[doc_id] = built(eager, later, program=program, **fields)
+    for rel, digest, kept in vouched:
+        clean.clean(rel, digest, kept)
+    return lessons, problems, exercises
+
+
+def record(
+    store: ResultStore | None, chapter: Chapter, key: Key, read: list[str], clean: CleanDocuments
+) -> None:
+    """Keep what a load that met no problem did in the chapter's folder, when the clean record
+    vouches for every document it built (as a replay will ask it to)."""
+    if store is None:
+        return
+    lessons: list[Row] = []
+    for lesson_id, lesson in chapter.lessons.items():
+        if lesson.path not in clean.now:
+            return
+        lessons.append((lesson_id, lesson.path, lesson.body_start, lesson.body_line))
+    problems = _listed_rows(chapter.problems, clean)
+    exercises = _listed_rows(chapter.exercises, clean)
+    if problems is None or exercises is None:
+        return
+    value = [key.digest, *Recorded(read, lessons, problems, exercises).encode()]
+    if store.get(NAMESPACE, entry(chapter.dir)) != value:
+        store.put(NAMESPACE, entry(chapter.dir), value)
+
+
+def _listed_rows(
+    docs: dict[str, Problem] | dict[str, ExerciseDoc], clean: CleanDocuments
+) -> list[Row] | None:
+    """A record's rows of the chapter's problems or exercises (None: one is not vouched for)."""
+    rows: list[Row] = []
+    for doc_id, doc in docs.items():
+        row = clean.now.get(doc.path)
+        if row is None or len(row[1]) != 1:
+            return None
+        program = None if doc.program is None else doc.program.path
+        rows.append((doc_id, doc.path, row[1][0], program))
+    return rows

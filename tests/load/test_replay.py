@@ -1,0 +1,290 @@
+"""A chapter's load replayed from a record (coursekit.load.replay): it builds exactly what walking
+the chapter builds, and only where nothing below the chapter's folder changed."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_known_tree import BUNDLED, CHAPTER, SHAPES, _seen, _write
+
+from coursekit.cache import DiskStore
+from coursekit.cache_pack import PackedStore
+from coursekit.load import clean, load_course, replay
+from coursekit.load.loader import _Loader
+
+LESSON = f"{CHAPTER}/lessons/model-width.md"
+
+
+def _deep(result: Any) -> tuple[Any, ...]:
+    """Everything a load gives, the documents' validated front matter and programs included."""
+    course = result.course
+    chapters = {}
+    for chapter_id, chapter in course.chapters.items():
+        lessons = [
+            (k, v.path, v.text, v.body_start, v.body_line, v.meta.model_dump())
+            for k, v in chapter.lessons.items()
+        ]
+        listed = [
+            (k, v.path, v.program, v.meta.model_dump())
+            for docs in (chapter.problems, chapter.exercises)
+            for k, v in docs.items()
+        ]
+        chapters[chapter_id] = (chapter.dir, chapter.path, sorted(chapter.assets), lessons, listed)
+    return (
+        sorted(result.diagnostics),
+        chapters,
+        dict(course.texts),
+        dict(course.digests),
+        list(course.failed),
+        dict(course.unloaded),
+    )
+
+
+class Counted:
+    """How many chapters each load replayed and walked."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.replayed: list[str] = []
+        self.walked: list[str] = []
+        real_replay, real_walk = replay.replay, _Loader.walk_chapter
+
+        def counted_replay(reader: Any, chapter: Any, *args: Any) -> bool:
+            done = real_replay(reader, chapter, *args)
+            if done:
+                self.replayed.append(chapter.dir)
+            return done
+
+        def counted_walk(loader: Any, chapter: Any, *args: Any) -> None:
+            self.walked.append(chapter.dir)
+            real_walk(loader, chapter, *args)
+
+        monkeypatch.setattr(replay, "replay", counted_replay)
+        monkeypatch.setattr(_Loader, "walk_chapter", counted_walk)
+
+    def reset(self) -> None:
+        self.replayed.clear()
+        self.walked.clear()
+
+
+def _load(course: Path, root: Path, alter: Callable[[PackedStore], None] | None = None) -> Any:
+    """A load as `check` makes one: with the tree just digested, the pack saved after it
+    (and after `alter` changed the store: the pack keeps what the run used, texts included)."""
+    store = PackedStore(DiskStore(root))
+    result = load_course(course, root, store, tree=_seen(course, store))
+    if alter is not None:
+        alter(store)
+    store.save()
+    return result
+
+
+def _walked(course: Path, root: Path, alter: Callable[[PackedStore], None] | None = None) -> Any:
+    """What a load as `check` makes one finds with no record replayed."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(replay, "replay", lambda *args: False)
+        return _deep(_load(course, root, alter))
+
+
+def _copy(tmp_path: Path) -> Path:
+    course = tmp_path / "course"
+    shutil.copytree(BUNDLED, course)
+    return course
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_a_replayed_load_builds_what_walking_builds(
+    tmp_path: Path, shape: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    course = _copy(tmp_path)
+    SHAPES[shape](course)
+    walked = _walked(course, tmp_path)  # records
+    troubled = {d.path.rsplit("/", 1)[0] for d in load_course(course, tmp_path).diagnostics}
+    counted = Counted(monkeypatch)
+    assert _deep(_load(course, tmp_path)) == walked  # replays
+    assert not set(counted.replayed) & set(counted.walked)
+    # Every chapter that loaded without a problem is replayed; one that met one is walked.
+    for chapter_dir in counted.walked:
+        assert any(path.startswith(chapter_dir) for path in troubled), chapter_dir
+
+
+def test_the_bundled_course_replays_every_chapter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    course = _copy(tmp_path)
+    counted = Counted(monkeypatch)
+    first = _deep(_load(course, tmp_path))
+    assert len(counted.walked) == len(first[1]) and not counted.replayed
+    counted.reset()
+    assert _deep(_load(course, tmp_path)) == first
+    assert not counted.walked
+    assert len(counted.replayed) == len(first[1])
+
+
+def _append(relative: str) -> Callable[[Path], None]:
+    def edit(course: Path) -> None:
+        path = course / relative
+        path.write_text(path.read_text(encoding="utf-8") + "\n# later\n", encoding="utf-8")
+
+    return edit
+
+
+# Each touches one file or folder below the chapter CHAPTER and nothing else.
+CHANGES: dict[str, Callable[[Path], None]] = {
+    "a lesson's text": _append(LESSON),
+    "a problem's program": lambda c: _append(_program(c))(c),
+    "an SVG figure": _append(f"{CHAPTER}/figures/path-length.svg"),
+    "an unlisted lesson added": lambda c: _write(c / CHAPTER / "lessons" / "late.md", "---\n---\n"),
+    "a listed lesson removed": lambda c: (c / LESSON).unlink(),
+    "an asset added deep below": lambda c: _write(c / CHAPTER / "data" / "a" / "b" / "v.csv"),
+    "an asset's content": lambda c: _write(c / CHAPTER / "figures" / "path-length.svg", "<svg/>"),
+    "the manifest's text alone": _append(f"{CHAPTER}/chapter.yaml"),
+    "a lesson dropped from the manifest": lambda c: _drop_item(c / CHAPTER / "chapter.yaml"),
+}
+
+
+def _drop_item(manifest: Path) -> None:
+    """The manifest without its item listing the lesson model-width (now unlisted)."""
+    lines = manifest.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if "lesson: model-width" in line)
+    manifest.write_text("".join(lines[:at] + lines[at + 1 :]), encoding="utf-8")
+
+
+def _program(course: Path) -> str:
+    programs = sorted((course / CHAPTER / "problems").glob("*/*.py"))
+    assert programs, "the bundled chapter has a worked problem with a program"
+    return str(programs[0].relative_to(course))
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_change_below_a_chapter_walks_that_chapter_alone(
+    tmp_path: Path, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    course = _copy(tmp_path)
+    counted = Counted(monkeypatch)
+    _load(course, tmp_path)
+    CHANGES[change](course)
+    counted.reset()
+    replayed = _deep(_load(course, tmp_path))
+    assert counted.walked == [f"course/{CHAPTER}"]
+    assert f"course/{CHAPTER}" not in counted.replayed and counted.replayed
+    assert replayed == _walked(course, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("damaged", "replays"),
+    [
+        ("as kept", True),  # the control: the texts the replay reads are in the pack
+        ("programs not read", False),
+        (None, False),
+        ([], False),
+        ("text", False),
+        (["key", [], [], [], []], False),  # another key
+        (["KEY", {}, [], [], []], False),
+        (["KEY", [1], [], [], []], False),
+        (["KEY", [], [["a", "b", "c", 1]], [], []], False),
+        (["KEY", [], [], [["a", "b", None, "d"]], []], False),
+        (["KEY", [], [], [], [["a", "b"]]], False),
+        (["KEY", ["course/elsewhere.md"], [], [], []], False),  # a text outside the chapter
+        (["KEY", [f"course/{CHAPTER}/nothing.md"], [], [], []], False),  # one the tree lacks
+        # documents the clean record does not vouch for as the record says
+        (["KEY", [f"course/{LESSON}"], [["ghost", f"course/{LESSON}", 0, 1]], [], []], False),
+        (["KEY", [f"course/{LESSON}"], [], [["p", f"course/{LESSON}", "x.py", None]], []], False),
+        (["KEY", [f"course/{LESSON}"], [], [["p", f"course/{LESSON}", None, None]], []], False),
+    ],
+)
+def test_a_damaged_or_stale_record_is_a_walk(
+    tmp_path: Path, damaged: Any, replays: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    course = _copy(tmp_path)
+    name = replay.entry(f"course/{CHAPTER}")
+
+    def damage(store: PackedStore) -> None:
+        kept = store.get(replay.NAMESPACE, name)
+        assert isinstance(kept, list)
+        value = damaged
+        if damaged == "as kept":
+            value = kept
+        elif damaged == "programs not read":
+            value = [kept[0], [p for p in kept[1] if not p.endswith(".py")], *kept[2:]]
+        elif isinstance(damaged, list) and damaged[:1] == ["KEY"]:
+            value = [kept[0], *damaged[1:]]
+        store.put(replay.NAMESPACE, name, value)
+
+    walked = _walked(course, tmp_path, damage)
+    counted = Counted(monkeypatch)
+    assert _deep(_load(course, tmp_path)) == walked
+    assert (f"course/{CHAPTER}" in counted.replayed) is replays
+    assert (f"course/{CHAPTER}" in counted.walked) is not replays
+
+
+@pytest.mark.parametrize("dropped", [False, True])
+def test_a_record_the_clean_record_no_longer_vouches_for_is_a_walk(
+    tmp_path: Path, dropped: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chapter's clean record dropped (as after a document it vouched for failed): its
+    documents are validated at the load again, not replayed (and without the drop, they are)."""
+    course = _copy(tmp_path)
+    entry = f"{clean.FORMAT}:course/{CHAPTER}"
+
+    def drop(store: PackedStore) -> None:
+        if dropped:
+            store.put(clean.NAMESPACE, entry, {})
+
+    walked = _walked(course, tmp_path, drop)
+    counted = Counted(monkeypatch)
+    assert _deep(_load(course, tmp_path)) == walked
+    assert (counted.walked == [f"course/{CHAPTER}"]) is dropped
+    assert (f"course/{CHAPTER}" in counted.replayed) is not dropped
+
+
+def test_a_folder_listed_only_in_part_is_never_replayed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing cut at `MAX_ASSETS` does not stand for the folder: its chapter is walked."""
+    from coursekit.load import listing
+
+    monkeypatch.setattr(listing, "MAX_ASSETS", 3)
+    monkeypatch.setattr(replay, "MAX_ASSETS", 3)
+    course = _copy(tmp_path)
+    walked = _walked(course, tmp_path)
+    counted = Counted(monkeypatch)
+    assert _deep(_load(course, tmp_path)) == walked
+    assert f"course/{CHAPTER}" in counted.walked
+    assert "course/I/1-sequences" in counted.replayed  # one file: listed whole
+
+
+def test_a_chapter_that_met_a_problem_keeps_no_record(tmp_path: Path) -> None:
+    course = _copy(tmp_path)
+    lesson = course / LESSON
+    lesson.write_text(
+        lesson.read_text(encoding="utf-8").replace("---\n", "---\nnot_a_key: 1\n", 1),
+        encoding="utf-8",
+    )
+    result = _load(course, tmp_path)
+    assert any(d.path == f"course/{LESSON}" for d in result.diagnostics)
+    store = PackedStore(DiskStore(tmp_path))
+    assert store.get(replay.NAMESPACE, replay.entry(f"course/{CHAPTER}")) is None
+    assert store.get(replay.NAMESPACE, replay.entry("course/I/2-the-vanilla-rnn")) is not None
+
+
+@pytest.mark.parametrize(("name", "replays"), [("same", True), ("other-length", False)])
+def test_a_course_moved_replays_where_its_path_is_as_long(
+    tmp_path: Path, name: str, replays: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name's use depends on the length of the path it ends (bounds.PATH_MAX), so a record
+    holds for the course moved to a path as long, and for no other."""
+    first = tmp_path / "from" / "course"
+    shutil.copytree(BUNDLED, first)
+    _load(first, first.parent)
+    moved = tmp_path / name[:4] / "course"
+    if name != "same":
+        moved = tmp_path / name / "course"
+    shutil.copytree(first.parent, moved.parent, dirs_exist_ok=True)
+    counted = Counted(monkeypatch)
+    replayed = _deep(_load(moved, moved.parent))
+    assert bool(counted.replayed) is replays
+    assert bool(counted.walked) is not replays
+    assert replayed == _walked(moved, moved.parent)
