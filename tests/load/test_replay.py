@@ -4,11 +4,14 @@ the chapter builds, and only where nothing below the chapter's folder changed.""
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_known_tree import BUNDLED, CHAPTER, SHAPES, _seen, _write
 
 from coursekit.cache import DiskStore
@@ -288,3 +291,61 @@ def test_a_course_moved_replays_where_its_path_is_as_long(
     assert bool(counted.replayed) is replays
     assert bool(counted.walked) is not replays
     assert replayed == _walked(moved, moved.parent)
+
+
+def _edit(course: Path, kind: str, which: int, what: int) -> None:
+    """One edit of `kind` to the chapter `which` of the bundled course (and its file `what`)."""
+    chapters = sorted(p.parent for p in BUNDLED.glob("*/*/chapter.yaml"))
+    chapter = course / chapters[which % len(chapters)].relative_to(BUNDLED)
+    files = sorted(p for p in chapter.rglob("*") if p.is_file())
+    path = files[what % len(files)] if files else chapter / "chapter.yaml"
+    if kind == "append" and path.exists():
+        _append(str(path.relative_to(course)))(course)
+    elif kind == "remove":
+        path.unlink(missing_ok=True)
+    elif kind == "add a lesson":
+        _write(chapter / "lessons" / f"late-{what % 3}.md", "---\n---\n")
+    elif kind == "add an asset":
+        _write(chapter / "figures" / f"new-{what % 3}.svg", "<svg/>")
+    elif kind == "drop an item":
+        _drop_first_item(chapter / "chapter.yaml")
+    elif kind == "put back":
+        _put_back(chapter, BUNDLED / chapter.relative_to(course))
+
+
+def _drop_first_item(manifest: Path) -> None:
+    if not manifest.exists():
+        return
+    lines = manifest.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next((n for n, line in enumerate(lines) if line.startswith("  - lesson: ")), None)
+    if at is not None:
+        manifest.write_text("".join(lines[:at] + lines[at + 1 :]), encoding="utf-8")
+
+
+def _put_back(chapter: Path, bundled: Path) -> None:
+    shutil.rmtree(chapter, ignore_errors=True)
+    shutil.copytree(bundled, chapter)
+
+
+KINDS = ["append", "remove", "add a lesson", "add an asset", "drop an item", "put back"]
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(KINDS), st.integers(0, 50), st.integers(0, 500)),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_random_edits_replay_what_walking_builds(steps: list[tuple[str, int, int]]) -> None:
+    """After any sequence of edits, a load that replays finds what a load that walks finds."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        course = root / "course"
+        shutil.copytree(BUNDLED, course)
+        _load(course, root)
+        for step in steps:
+            _edit(course, *step)
+            replayed = _deep(_load(course, root))
+            assert replayed == _walked(course, root)
