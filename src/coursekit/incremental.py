@@ -169,7 +169,8 @@ class _Plan:
         self.found: list[Diagnostic] = []
         self.state = state_key(ctx)
         course = ctx.course
-        self.owner = _owners(course)  # file -> its chapter (None: shared)
+        self._course = course
+        self._owner: dict[str, str | None] | None = None  # file -> its chapter (None: shared)
         by_facts = {r.per_chapter or () for r in rules}  # rules reading the same facts
         read = sorted({name for names in by_facts for name in names})
         shape = (tuple(rule.code for rule in rules), tuple(r.per_chapter or () for r in rules))
@@ -212,10 +213,12 @@ class _Plan:
 
     def split(self, found: Sequence[Diagnostic], chapters: Sequence[str]) -> dict[str, list[Any]]:
         """Findings by the chapter whose file they are in; {} when one is in no such file."""
+        if self._owner is None:  # (an edit runs each rule on one chapter: no split at all)
+            self._owner = _owners(self._course)
         wanted = set(chapters)
         by_chapter: dict[str, list[Diagnostic]] = {c: [] for c in chapters}
         for diagnostic in found:
-            chapter_id = self.owner.get(diagnostic.path)
+            chapter_id = self._owner.get(diagnostic.path)
             if chapter_id is None or chapter_id not in wanted:
                 return {}
             by_chapter[chapter_id].append(diagnostic)
