@@ -290,16 +290,7 @@ class _Loader(DocumentReader):
         digest, kept = clean.look(rel, text)
         if kept is not None and len(kept) == 2 and all(type(n) is int for n in kept):
             clean.clean(rel, digest, kept)
-            return built(
-                Lesson,
-                self.later(clean, text, rel, LessonFrontMatter, front_matter=True),
-                id=lesson_id,
-                chapter_id=chapter_id,
-                path=rel,
-                text=text,
-                body_start=kept[0],
-                body_line=kept[1],
-            )
+            return self.vouched_lesson(clean, text, rel, lesson_id, chapter_id, kept)
         parts = split_front_matter(text)
         if parts is None:
             self.report(

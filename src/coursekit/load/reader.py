@@ -25,7 +25,9 @@ from coursekit.load.yamlsafe import (
     split_front_matter,
 )
 from coursekit.model.base import Location, Node
-from coursekit.model.tree import Course, LoadFailure, Unloaded
+from coursekit.model.deferred import built
+from coursekit.model.documents import LessonFrontMatter
+from coursekit.model.tree import Course, Lesson, LoadFailure, Unloaded
 from coursekit.store import RunStore
 
 if TYPE_CHECKING:
@@ -232,6 +234,29 @@ class DocumentReader:
             return model
 
         return build
+
+    def vouched_lesson(
+        self,
+        clean: CleanDocuments,
+        text: str,
+        rel: str,
+        lesson_id: str,
+        chapter_id: str,
+        place: list[int],
+    ) -> Lesson:
+        """A lesson the clean record vouches for, with the body `place` it kept (start, line):
+        its front matter validated when first read."""
+        build = self.later(clean, text, rel, LessonFrontMatter, front_matter=True)
+        return built(
+            Lesson,
+            build,
+            id=lesson_id,
+            chapter_id=chapter_id,
+            path=rel,
+            text=text,
+            body_start=place[0],
+            body_line=place[1],
+        )
 
     def _parse(self, text: str, rel: str, kind: type[N], line_offset: int = 0) -> N | None:
         try:
