@@ -3,6 +3,7 @@ the chapter builds, and only where nothing below the chapter's folder changed.""
 
 from __future__ import annotations
 
+import io
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -16,8 +17,15 @@ from test_known_tree import BUNDLED, CHAPTER, SHAPES, _seen, _write
 
 from coursekit.cache import DiskStore
 from coursekit.cache_pack import PackedStore
+from coursekit.commands.check import run_cached
 from coursekit.load import clean, load_course, replay
+from coursekit.load.clean import StaleRecord
 from coursekit.load.loader import _Loader
+from coursekit.model.deferred import DeferredChapter, chapter_known
+from coursekit.model.tree import Chapter
+from coursekit.options import Options
+from coursekit.project import find_project
+from coursekit.store import MemoryStore
 
 LESSON = f"{CHAPTER}/lessons/model-width.md"
 
@@ -36,7 +44,14 @@ def _deep(result: Any) -> tuple[Any, ...]:
             for docs in (chapter.problems, chapter.exercises)
             for k, v in docs.items()
         ]
-        chapters[chapter_id] = (chapter.dir, chapter.path, sorted(chapter.assets), lessons, listed)
+        manifest = chapter.manifest.model_dump()
+        where = chapter.manifest.loc("id")
+        chapters[chapter_id] = (
+            (chapter.dir, chapter.path, chapter.book_id, sorted(chapter.assets)),
+            (manifest, where, chapter_known(chapter)),
+            lessons,
+            listed,
+        )
     return (
         sorted(result.diagnostics),
         chapters,
@@ -196,6 +211,17 @@ def test_a_change_below_a_chapter_walks_that_chapter_alone(
         (["KEY", [f"course/{LESSON}"], [["ghost", f"course/{LESSON}", 0, 1]], [], []], False),
         (["KEY", [f"course/{LESSON}"], [], [["p", f"course/{LESSON}", "x.py", None]], []], False),
         (["KEY", [f"course/{LESSON}"], [], [["p", f"course/{LESSON}", None, None]], []], False),
+        # what is known of the manifest, in another shape
+        (["KNOWN", None], False),
+        (["KNOWN", ["II.2", [[], [], []], [], []]], False),  # a part missing
+        (["KNOWN", [2, [[], [], []], [], [], "draft", [[], [], []]]], False),
+        (["KNOWN", ["II.2", [[], []], [], [], "draft", [[], [], []]]], False),
+        (["KNOWN", ["II.2", [[1], [], []], [], [], "draft", [[], [], []]]], False),
+        (["KNOWN", ["II.2", [[], ["1"], []], [], [], "draft", [[], [], []]]], False),
+        (["KNOWN", ["II.2", [[], [], []], "0.IT.01", [], "draft", [[], [], []]]], False),
+        (["KNOWN", ["II.2", [[], [], []], [], [["d", "m", 0]], "draft", [[], [], []]]], False),
+        (["KNOWN", ["II.2", [[], [], []], [], [], None, [[], [], []]]], False),
+        (["KNOWN", ["II.2", [[], [], []], [], [], "draft", [[1], [], []]]], False),
     ],
 )
 def test_a_damaged_or_stale_record_is_a_walk(
@@ -213,7 +239,9 @@ def test_a_damaged_or_stale_record_is_a_walk(
         elif damaged == "programs not read":
             value = [kept[0], [p for p in kept[1] if not p.endswith(".py")], *kept[2:]]
         elif isinstance(damaged, list) and damaged[:1] == ["KEY"]:
-            value = [kept[0], *damaged[1:]]
+            value = [kept[0], *damaged[1:], kept[5]]  # (the documents' parts damaged)
+        elif isinstance(damaged, list) and damaged[:1] == ["KNOWN"]:
+            value = [*kept[:5], damaged[1]]  # (what is known of the manifest damaged)
         store.put(replay.NAMESPACE, name, value)
 
     walked = _walked(course, tmp_path, damage)
@@ -349,3 +377,67 @@ def test_random_edits_replay_what_walking_builds(steps: list[tuple[str, int, int
             _edit(course, *step)
             replayed = _deep(_load(course, root))
             assert replayed == _walked(course, root)
+
+
+def test_a_replayed_chapters_manifest_is_validated_when_first_read(tmp_path: Path) -> None:
+    course = _copy(tmp_path)
+    walked = _walked(course, tmp_path)
+    result = _load(course, tmp_path)
+    chapters = list(result.course.chapters.values())
+    assert chapters and all(type(chapter) is DeferredChapter for chapter in chapters)
+    slot = Chapter.__dict__["manifest"]
+    assert all(slot.__get__(chapter, Chapter) is None for chapter in chapters)
+    assert [chapter.id for chapter in chapters] == list(walked[1])  # known without it
+    assert _deep(result) == walked  # read (and validated) here: what the walk validated
+    assert all(slot.__get__(chapter, Chapter) is not None for chapter in chapters)
+
+
+@pytest.mark.parametrize("text", ["id: [unclosed\n", "id: II.2\nnot_a_key: 1\n"])
+def test_a_manifest_the_record_vouched_for_that_fails_drops_the_record(text: str) -> None:
+    """A damaged cache: the chapter's record goes, so the next load validates and reports."""
+    store = MemoryStore()
+    store.put(replay.NAMESPACE, replay.entry("course/I/9-x"), ["kept"])
+
+    class Reader:
+        pass
+
+    reader: Any = Reader()
+    reader.store = store
+    build = replay.manifest_later(reader, text, "course/I/9-x/chapter.yaml", "course/I/9-x")
+    with pytest.raises(StaleRecord, match=r"course/I/9-x/chapter\.yaml"):
+        build()
+    assert store.get(replay.NAMESPACE, replay.entry("course/I/9-x")) == []
+
+
+def test_a_prose_edit_validates_no_manifest_of_another_chapter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through `check`: the edited chapter is walked, and no other chapter's manifest is
+    validated (the course-wide facts and CK201/CK405 read what the records keep of them)."""
+    course = _copy(tmp_path)
+    project = find_project(course, course)
+    built_for: list[str] = []
+    real = replay.manifest_later
+
+    def counted(reader: Any, text: str, rel: str, chapter_dir: str) -> Any:
+        build = real(reader, text, rel, chapter_dir)
+
+        def counting() -> Any:
+            built_for.append(chapter_dir)
+            return build()
+
+        return counting
+
+    monkeypatch.setattr(replay, "manifest_later", counted)
+
+    def check(use_cache: bool = True) -> str:
+        out = io.StringIO()
+        run_cached(project, [], "text", out, False, Options(), use_cache=use_cache)
+        return out.getvalue()
+
+    check()
+    _append(LESSON)(course)
+    check()  # records every chapter the edit did not touch
+    _append(LESSON)(course)
+    assert check() == check(use_cache=False)
+    assert built_for == []

@@ -16,6 +16,7 @@ from coursekit.load import replay
 from coursekit.load.clean import CleanDocuments
 from coursekit.load.collecting import long_lived
 from coursekit.load.listing import KnownTree
+from coursekit.load.parsecache import keep_parse
 from coursekit.load.reader import At, DocumentReader, Models, ParsedAnew, Where
 from coursekit.load.yamlsafe import split_front_matter
 from coursekit.model.base import Location
@@ -198,24 +199,22 @@ class _Loader(DocumentReader):
 
     def load_chapter(self, book_id: str, folder: Path) -> bool:
         """Load a chapter and its documents; False when its chapter.yaml did not load."""
-        path = folder / "chapter.yaml"
-        manifest = self.document(path, ChapterManifest)
-        if manifest is None:
+        path, rel = folder / "chapter.yaml", self.rel(folder)
+        since, failed = len(self.diagnostics), len(self.course.failed)
+        assets = self.listing.files_below(folder, rel)
+        clean = self.clean_record(rel)
+        key = self.folder_key(folder, rel, assets, clean)
+        recorded = None if key is None else replay.recalled(self, rel, key)
+        chapter = self.chapter(book_id, path, rel, recorded)
+        if chapter is None:
             return False
-        chapter = Chapter(
-            manifest=manifest, book_id=book_id, dir=self.rel(folder), path=self.rel(path)
-        )
-        if manifest.id in self.course.chapters:
+        if chapter.id in self.course.chapters:
             return True  # the duplicate-id rule reports it from the books' lists
-        self.course.chapters[manifest.id] = chapter
-        assets = self.listing.files_below(folder, chapter.dir)
+        self.course.chapters[chapter.id] = chapter
         chapter.assets = frozenset(assets)
-        clean = self.clean_record(chapter.dir)
-        key = self.folder_key(folder, chapter.dir, assets, clean)
-        if key is not None and replay.replay(self, chapter, key, clean):
+        if key and recorded and replay.replay(self, chapter, key, recorded, clean):
             clean.save()
             return True
-        since, failed = len(self.diagnostics), len(self.course.failed)
         self.reading = [] if key is not None else None
         try:
             self.walk_chapter(chapter, folder, clean)
@@ -226,6 +225,24 @@ class _Loader(DocumentReader):
         if read is not None and key is not None and met_nothing:
             replay.record(self.store, chapter, key, read, clean)
         return True
+
+    def chapter(
+        self, book_id: str, path: Path, rel: str, recorded: replay.Recorded | None
+    ) -> Chapter | None:
+        """The chapter of the manifest at `path`: validated when first read where a record of
+        its folder's load vouches for it (coursekit.load.replay), now otherwise; None when it
+        does not load."""
+        if recorded is not None:
+            text = self.text(path)
+            if text is None:
+                return None
+            keep_parse(self.store, text, self.course.digests.get(self.rel(path)))
+            build = replay.manifest_later(self, text, self.rel(path), rel)
+            return replay.chapter(recorded, build, book_id=book_id, dir=rel, path=self.rel(path))
+        manifest = self.document(path, ChapterManifest)
+        if manifest is None:
+            return None
+        return Chapter(manifest=manifest, book_id=book_id, dir=rel, path=self.rel(path))
 
     def walk_chapter(self, chapter: Chapter, folder: Path, clean: CleanDocuments) -> None:
         """Find and load what the chapter's manifest lists, and say what it does not list."""

@@ -147,6 +147,14 @@ def document_key(text: str, line_offset: int) -> str:
     return f"{digest}:{line_offset}"
 
 
+def keep_parse(store: Any, text: str, digest: str | None, line_offset: int = 0) -> None:
+    """Keep the document's parse for the next run without reading it now (a manifest that
+    is validated only if a rule reads it, `coursekit.load.replay`): a store that keeps what
+    a run asked for (the pack) keeps it. `digest`: the text's SHA-256, when already known."""
+    key = document_key(text, line_offset) if digest is None else f"{digest}:{line_offset}"
+    store.get(NAMESPACE, key)
+
+
 def _packed_pair(at: Any) -> bool:
     return isinstance(at, list) and len(at) == 2 and all(isinstance(t, str) for t in at)
 

@@ -23,11 +23,16 @@ this run's), with the clean record on (not the daemon's or the language server's
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from coursekit.load.clean import StaleRecord
 from coursekit.load.listing import MAX_ASSETS
-from coursekit.model.deferred import built
-from coursekit.model.documents import Exercise, WorkedProblem
+from coursekit.load.parsecache import cached_parse
+from coursekit.load.validate import validate
+from coursekit.load.yamlsafe import LoadError
+from coursekit.model.deferred import built, chapter_known, deferred_chapter
+from coursekit.model.documents import ChapterManifest, Exercise, WorkedProblem
 from coursekit.model.tree import Chapter, ExerciseDoc, Lesson, Problem, Program
 from coursekit.records import record as _record
 
@@ -38,7 +43,7 @@ if TYPE_CHECKING:
     from coursekit.store import ResultStore
 
 NAMESPACE = "chapters"
-FORMAT = 1  # bump when a record's shape changes
+FORMAT = 2  # bump when a record's shape changes
 
 
 @_record(frozen=True, slots=True)
@@ -77,20 +82,27 @@ Row = tuple[str, str, Any, Any]
 
 
 class Recorded:
-    """What a chapter's load read and built after its manifest: the texts it read (paths, in
+    """What a chapter's load read and built: the texts it read after the manifest (paths, in
     order), its lessons (id, path, body start, body line), its problems and exercises (id,
     path, the program's name or None, the program's path or None), each in the order the
-    chapter holds them."""
+    chapter holds them; and what the course-wide facts read of its manifest, which validated
+    with no problem (`coursekit.model.deferred.chapter_known`)."""
 
-    __slots__ = ("exercises", "lessons", "problems", "read")
+    __slots__ = ("exercises", "lessons", "manifest", "problems", "read")
 
     def __init__(
-        self, read: list[str], lessons: list[Row], problems: list[Row], exercises: list[Row]
+        self,
+        read: list[str],
+        lessons: list[Row],
+        problems: list[Row],
+        exercises: list[Row],
+        manifest: list[Any],
     ) -> None:
         self.read = read
         self.lessons = lessons
         self.problems = problems
         self.exercises = exercises
+        self.manifest = manifest  # `chapter_known`'s data
 
     def encode(self) -> list[Any]:
         return [
@@ -98,19 +110,57 @@ class Recorded:
             [list(row) for row in self.lessons],
             [list(row) for row in self.problems],
             [list(row) for row in self.exercises],
+            self.manifest,
         ]
 
     @classmethod
     def decode(cls, kept: list[Any]) -> Recorded | None:
         """The record of `encode`'s data as the store gave it back, or None for any other shape
         (a damaged or foreign entry is only a load that walks the folder)."""
-        read, lessons, problems, exercises = kept
+        read, lessons, problems, exercises, manifest = kept
         if not (isinstance(read, list) and all(type(path) is str for path in read)):
             return None
         rows = [_rows(lessons, int), _rows(problems, str), _rows(exercises, str)]
         if rows[0] is None or rows[1] is None or rows[2] is None:
             return None
-        return cls(read, rows[0], rows[1], rows[2])
+        known = _manifest(manifest)
+        if known is None:
+            return None
+        return cls(read, rows[0], rows[1], rows[2], known)
+
+
+def _manifest(kept: Any) -> list[Any] | None:
+    """`chapter_known`'s data (id, outline, links, notation rows, status, listed ids), or None
+    for another shape."""
+    if not (isinstance(kept, list) and len(kept) == 6 and type(kept[0]) is str):
+        return None
+    outline, links, notation, status, listed = kept[1:]
+    if not (_lists(outline, 3) and _lists(listed, 3) and isinstance(links, list)):
+        return None
+    if type(status) is not str:
+        return None
+    items, figures, propositions = outline
+    if not all(type(i) is str for i in (*items, *links, *(i for ids in listed for i in ids))):
+        return None
+    if not all(type(n) is int for n in (*figures, *propositions)):
+        return None
+    if not (isinstance(notation, list) and all(_notation_row(row) for row in notation)):
+        return None
+    return kept
+
+
+def _lists(kept: Any, count: int) -> bool:
+    return isinstance(kept, list) and len(kept) == count and all(isinstance(k, list) for k in kept)
+
+
+def _notation_row(row: Any) -> bool:
+    return (
+        isinstance(row, list)
+        and len(row) == 3
+        and type(row[0]) is str
+        and type(row[1]) is str
+        and type(row[2]) is bool
+    )
 
 
 def _rows(kept: Any, last: type) -> list[Row] | None:
@@ -131,16 +181,51 @@ def _rows(kept: Any, last: type) -> list[Row] | None:
     return rows
 
 
-def replay(reader: DocumentReader, chapter: Chapter, key: Key, clean: CleanDocuments) -> bool:
-    """Build the chapter's documents as the load recorded under `key` built them, when one did
-    and the clean record still vouches for each of them; False, the course as it was, if not."""
+def recalled(reader: DocumentReader, chapter_dir: str, key: Key) -> Recorded | None:
+    """What the last load that met no problem in the folder did there, when its key is `key`."""
     assert reader.store is not None  # (a key is made only with a store)
-    kept = reader.store.get(NAMESPACE, entry(chapter.dir))
-    if not (isinstance(kept, list) and len(kept) == 5 and kept[0] == key.digest):
-        return False
-    recorded = Recorded.decode(kept[1:])
-    if recorded is None:
-        return False
+    kept = reader.store.get(NAMESPACE, entry(chapter_dir))
+    if not (isinstance(kept, list) and len(kept) == 6 and kept[0] == key.digest):
+        return None
+    return Recorded.decode(kept[1:])
+
+
+def chapter(recorded: Recorded, build: Callable[[], ChapterManifest], **fields: Any) -> Chapter:
+    """The recorded chapter, its manifest validated by `build` when first read."""
+    return deferred_chapter(build, recorded.manifest, **fields)
+
+
+def manifest_later(
+    reader: DocumentReader, text: str, rel: str, chapter_dir: str
+) -> Callable[[], ChapterManifest]:
+    """Validating the manifest a record vouches for when it is first read: as the load would
+    have, and nothing is reported (it validated with no problem). A failure means the cache
+    was damaged: the record is dropped, so the next load validates it and reports."""
+
+    def build() -> ChapterManifest:
+        try:
+            data, source = cached_parse(reader.store, text, rel, 0)
+            model, problems = validate(ChapterManifest, data, source)
+        except LoadError as exc:
+            raise _stale(reader, rel, chapter_dir) from exc
+        if model is None or problems:
+            raise _stale(reader, rel, chapter_dir)
+        return model
+
+    return build
+
+
+def _stale(reader: DocumentReader, rel: str, chapter_dir: str) -> StaleRecord:
+    if reader.store is not None:
+        reader.store.put(NAMESPACE, entry(chapter_dir), [])
+    return StaleRecord(rel)
+
+
+def replay(
+    reader: DocumentReader, chapter: Chapter, key: Key, recorded: Recorded, clean: CleanDocuments
+) -> bool:
+    """Build the chapter's documents as the load recorded under `key` built them, when the
+    clean record still vouches for each of them; False, the course as it was, if not."""
     course, cut, tree = reader.course, len(chapter.dir), key.tree
     texts: dict[str, str] = {}
     for rel in recorded.read:
@@ -246,7 +331,8 @@ def record(
     exercises = _listed_rows(chapter.exercises, clean)
     if problems is None or exercises is None:
         return
-    value = [key.digest, *Recorded(read, lessons, problems, exercises).encode()]
+    recorded = Recorded(read, lessons, problems, exercises, chapter_known(chapter))
+    value = [key.digest, *recorded.encode()]
     if store.get(NAMESPACE, entry(chapter.dir)) != value:
         store.put(NAMESPACE, entry(chapter.dir), value)
 

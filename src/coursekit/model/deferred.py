@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from coursekit.model.base import Node
-from coursekit.model.tree import ExerciseDoc, Lesson, Problem
+from coursekit.model.documents import ChapterManifest
+from coursekit.model.tree import Chapter, ExerciseDoc, Lesson, Problem
 
 Doc = TypeVar("Doc", Lesson, Problem, ExerciseDoc)
 
@@ -30,9 +31,9 @@ def built(eager: type[Doc], meta: Node | Callable[[], Node], **fields: Any) -> D
     return cast(Doc, made)
 
 
-def _validated_when_read(base: type) -> Any:
-    """A `meta` property over the base class's slot: None there means not validated yet."""
-    slot = base.__dict__["meta"]
+def _validated_when_read(base: type, name: str = "meta") -> Any:
+    """A property over the base class's slot `name`: None there means not validated yet."""
+    slot = base.__dict__[name]
 
     def read(self: Any) -> Any:
         value = slot.__get__(self, base)
@@ -61,6 +62,95 @@ class DeferredProblem(Problem):
 class DeferredExercise(ExerciseDoc):
     __slots__ = ("build",)
     meta = _validated_when_read(ExerciseDoc)
+
+
+class DeferredChapter(Chapter):
+    """A chapter whose manifest is validated when first read; what the course-wide facts
+    read of it (its id, its outline, the apparatus it links) is known without it."""
+
+    __slots__ = ("build", "known_id", "links", "listed", "notation", "outline", "status")
+    manifest = _validated_when_read(Chapter, "manifest")
+    known_id: str
+    outline: list[Any]
+    links: list[str]
+    notation: list[Any]
+    status: str
+    listed: list[list[str]]
+
+    @property
+    def id(self) -> str:
+        return self.known_id
+
+
+def deferred_chapter(
+    build: Callable[[], ChapterManifest], known: list[Any], **fields: Any
+) -> Chapter:
+    """A chapter whose manifest `build` validates when first read (see `DeferredChapter`), and
+    what `chapter_known` gave of it."""
+    made: Any = DeferredChapter(manifest=cast(Any, None), **fields)
+    made.build = build
+    made.known_id, made.outline, made.links, made.notation, made.status, made.listed = known
+    return cast(Chapter, made)
+
+
+def chapter_known(chapter: Chapter) -> list[Any]:
+    """What the course-wide facts and comparisons read of a chapter's manifest, as plain data:
+    its id, `chapter_outline`, `chapter_links`, `chapter_notation`, its status and
+    `chapter_listed`."""
+    return [
+        chapter.id,
+        chapter_outline(chapter),
+        chapter_links(chapter),
+        chapter_notation(chapter),
+        chapter_status(chapter),
+        chapter_listed(chapter),
+    ]
+
+
+def chapter_outline(chapter: Chapter) -> list[Any]:
+    """Its item ids, figure numbers and proposition numbers (what another chapter's references
+    resolve against), without validating a deferred manifest."""
+    if isinstance(chapter, DeferredChapter):
+        return chapter.outline
+    manifest = chapter.manifest
+    return [
+        [item.id for item in manifest.items],
+        [figure.number for figure in manifest.figures],
+        [prop.number for prop in manifest.propositions],
+    ]
+
+
+def chapter_links(chapter: Chapter) -> list[str]:
+    """The ids of the apparatus entries it links, sorted and once each, without validating a
+    deferred manifest."""
+    if isinstance(chapter, DeferredChapter):
+        return chapter.links
+    return sorted({link.id for link in chapter.manifest.apparatus})
+
+
+def chapter_notation(chapter: Chapter) -> list[Any]:
+    """Its notation table as [symbol, meaning, local] rows, in order, without validating a
+    deferred manifest (CK201 compares them across the course)."""
+    if isinstance(chapter, DeferredChapter):
+        return chapter.notation
+    return [[entry.symbol, entry.meaning, entry.local] for entry in chapter.manifest.notation]
+
+
+def chapter_status(chapter: Chapter) -> str:
+    """Its manifest's `status` ("draft" or "published"), without validating a deferred one."""
+    if isinstance(chapter, DeferredChapter):
+        return chapter.status
+    return chapter.manifest.status
+
+
+def chapter_listed(chapter: Chapter) -> list[list[str]]:
+    """The ids of the lessons its items name, of its problems and of its exercises, without
+    validating a deferred manifest."""
+    if isinstance(chapter, DeferredChapter):
+        return chapter.listed
+    manifest = chapter.manifest
+    lessons = [item.lesson for item in manifest.items if item.lesson is not None]
+    return [lessons, list(manifest.problems), list(manifest.exercises)]
 
 
 _DEFERRED: dict[type, type] = {

@@ -10,6 +10,7 @@ document they depend on did not load.
 
 from __future__ import annotations
 
+from coursekit.model.deferred import chapter_listed
 from coursekit.model.tree import Chapter, Course
 
 APPARATUS_BOOK = "0"
@@ -36,10 +37,9 @@ def book0_did_not_load(course: Course) -> bool:
 
 def chapter_incomplete(chapter: Chapter) -> bool:
     """A chapter some of whose listed lessons, problems or exercises did not load."""
-    manifest = chapter.manifest
-    lessons = {item.lesson for item in manifest.items if item.lesson is not None}
+    lessons, problems, exercises = chapter_listed(chapter)
     return (
-        not lessons <= set(chapter.lessons)
-        or not set(manifest.problems) <= set(chapter.problems)
-        or not set(manifest.exercises) <= set(chapter.exercises)
+        not set(lessons) <= set(chapter.lessons)
+        or not set(problems) <= set(chapter.problems)
+        or not set(exercises) <= set(chapter.exercises)
     )

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from coursekit.memo import ByIdentity
+from coursekit.model.deferred import DeferredChapter, chapter_links, chapter_outline
 from coursekit.model.documents import CourseManifest
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._broken import APPARATUS_BOOK, book0_did_not_load
@@ -263,8 +264,10 @@ def _linked(
 ) -> str:
     """The digest of the entries (of the course-wide `table`) the chapter links, once per set
     of ids: chapters link much the same few entries (1,000 chapters, a handful of sets)."""
-    manifest = chapter.manifest
-    linked = _LINKED.get(manifest, lambda: tuple(sorted({link.id for link in manifest.apparatus})))
+    if isinstance(chapter, DeferredChapter):  # (its manifest unread: what it links is known)
+        linked = tuple(chapter_links(chapter))
+    else:
+        linked = _LINKED.get(chapter.manifest, lambda: tuple(chapter_links(chapter)))
     return course.derive(
         (*MANIFESTS, "linked", table, linked),
         lambda: digest([[i, entries.get(i)] for i in linked]),
@@ -312,12 +315,7 @@ def chapter_summaries(course: Course, chapter: Chapter) -> str:
         listed = {book_id: book.manifest.chapters for book_id, book in course.books.items()}
         books = course.manifest.books if course.manifest is not None else None
         each = {
-            chapter_id: [
-                loaded.path,
-                [item.id for item in loaded.manifest.items],
-                [figure.number for figure in loaded.manifest.figures],
-                [prop.number for prop in loaded.manifest.propositions],
-            ]
+            chapter_id: [loaded.path, *chapter_outline(loaded)]
             for chapter_id, loaded in course.chapters.items()
         }
         return digest([books, listed, each])

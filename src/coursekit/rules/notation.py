@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
+from typing import Any
 
 from coursekit.diagnostics import Severity
 from coursekit.latex_names import is_index, shown
@@ -22,6 +23,7 @@ from coursekit.latex_symbols import (
 )
 from coursekit.memo import ByIdentity
 from coursekit.model.base import Location
+from coursekit.model.deferred import DeferredChapter, chapter_notation
 from coursekit.model.documents import NotationEntry
 from coursekit.model.tree import Chapter, Course
 from coursekit.records import record
@@ -117,26 +119,85 @@ def symbol_meaning_conflict(ctx: Context) -> Iterator[Finding]:
         # II/2-from-recurrence-to-attention/chapter.yaml
         notation: [{symbol: d, meaning: model width, local: true}]
     """
-    by_key: dict[str, list[tuple[Declaration, str]]] = {}
-    for entries, owner in _notation_tables(ctx.course):
-        for shared in _shared(entries, owner):
-            by_key.setdefault(shared[0].key, []).append(shared)
+    by_key: dict[str, list[tuple[Declared, str]]] = {}
+    for declared, meaning in _every_shared(ctx.course):
+        by_key.setdefault(declared.key, []).append((declared, meaning))
     # Every side of a conflict is reported, so that naming either file (pre-commit passes only
     # the changed ones) still shows it.
-    for decls in by_key.values():
-        first_of: dict[str, Declaration] = {}
-        for decl, meaning in decls:
-            first_of.setdefault(meaning, decl)
+    for group in by_key.values():
+        first_of: dict[str, Declared] = {}
+        for declared, meaning in group:
+            first_of.setdefault(meaning, declared)
         if len(first_of) < 2:
             continue
-        for decl, meaning in decls:
-            other = next(d for m, d in first_of.items() if m != meaning)
+        for declared, meaning in group:
+            decl = _resolved(declared)
+            other = _resolved(next(d for m, d in first_of.items() if m != meaning))
             yield Finding(
                 decl.location,
                 f"'{decl.entry.symbol}' also means \"{other.entry.meaning}\" "
                 f"({other.owner}, {other.location.path}:{other.location.line}); give it one "
                 "meaning, or mark the chapter's entry `local: true`",
             )
+
+
+@record(frozen=True, slots=True)
+class InChapter:
+    """A chapter's shared declaration, known by its place in the chapter's table: the entry
+    itself (its manifest) is read only to report on it (`_resolved`)."""
+
+    key: str
+    chapter: Chapter
+    index: int
+    owner: str
+
+
+Declared = Declaration | InChapter
+
+
+def _resolved(declared: Declared) -> Declaration:
+    if isinstance(declared, Declaration):
+        return declared
+    entry = declared.chapter.manifest.notation[declared.index]
+    return Declaration(declared.key, entry, declared.owner)
+
+
+# A chapter's shared declarations (key, meaning as compared, place in its table), by the
+# identity of its notation rows (`chapter_notation`: a replayed chapter's are kept with it).
+_ROWS: ByIdentity[list[tuple[str, str, int]]] = ByIdentity(100_000)
+
+
+def _every_shared(course: Course) -> Iterator[tuple[Declared, str]]:
+    """Every shared declaration with its meaning as compared: course.yaml's, each apparatus
+    entry's, then each chapter's, read without validating a chapter's manifest that waits to
+    be (`coursekit.model.deferred`)."""
+    if course.manifest is not None:
+        yield from _shared(course.manifest.notation, "course.yaml")
+    for book in course.books.values():
+        for entry in book.manifest.apparatus:
+            yield from _shared(entry.notation, f"apparatus {entry.id}")
+    for chapter in _chapters(course):
+        owner = f"chapter {chapter.id}"
+        for key, meaning, index in _chapter_shared(chapter):
+            yield InChapter(key, chapter, index, owner), meaning
+
+
+def _chapter_shared(chapter: Chapter) -> list[tuple[str, str, int]]:
+    if isinstance(chapter, DeferredChapter):
+        rows = chapter.notation
+        return _ROWS.get(rows, lambda: _shared_rows(rows))
+    entries = chapter.manifest.notation
+    return _ROWS.get(entries, lambda: _shared_rows(chapter_notation(chapter)))
+
+
+def _shared_rows(rows: list[Any]) -> list[tuple[str, str, int]]:
+    """(key, meaning as compared, place) of each row that is a symbol and not `local`."""
+    found = []
+    for index, (symbol, meaning, local) in enumerate(rows):
+        key = notation_key(symbol)
+        if key is not None and not local:
+            found.append((key, _meaning(meaning), index))
+    return found
 
 
 @rule("CK202", "symbol-declared-twice", per_chapter=(), course_part=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 from coursekit.bounds import ref_number, shorten
 from coursekit.model.base import Location
+from coursekit.model.deferred import chapter_outline, chapter_status
 from coursekit.model.tree import Chapter, Course
 from coursekit.records import record
 from coursekit.rules._broken import chapter_incomplete
@@ -199,7 +200,7 @@ def _unresolved(course: Course, chapter_id: str, number: int, shown: str) -> str
     target = course.chapters.get(chapter_id)
     if target is None:
         return no_such_chapter(course, shown, chapter_id)
-    numbers = [p.number for p in target.manifest.propositions]
+    numbers = chapter_outline(target)[2]  # (another chapter's manifest is not validated)
     if number in numbers:
         return None
     have = f"Prop. 1–{len(numbers)}" if numbers else "no propositions"
@@ -242,12 +243,13 @@ def proposition_unsupported(ctx: Context) -> Iterator[Finding]:
         found = _supports_summary(ctx, chapter)
         supported.update((str(target), int(number)) for target, number in found)
     for chapter in course.chapters.values():
-        if chapter.manifest.status != "published" or chapter_incomplete(chapter):
+        if chapter_status(chapter) != "published" or chapter_incomplete(chapter):
             continue  # (support from what did not load is unknown: its CK1xx error says why)
-        for index, prop in enumerate(chapter.manifest.propositions):
-            if (chapter.id, prop.number) not in supported:
+        # the numbers without the manifest (`chapter_outline`); it is read to report one
+        for index, number in enumerate(chapter_outline(chapter)[2]):
+            if (chapter.id, number) not in supported:
                 yield Finding(
                     chapter.manifest.loc("propositions", index, "number"),
-                    f"Prop. {prop.number} of published {chapter.id} is supported by no lesson "
+                    f"Prop. {number} of published {chapter.id} is supported by no lesson "
                     "and no problem; refer to it from a lesson or list it under `supports`",
                 )

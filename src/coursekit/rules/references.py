@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from coursekit.bounds import ref_number, shorten
 from coursekit.hints import did_you_mean
 from coursekit.model.base import Location
+from coursekit.model.deferred import chapter_outline
 from coursekit.model.tree import Chapter
 from coursekit.records import record
 from coursekit.rules._broken import book0_did_not_load, chapter_did_not_load
@@ -72,7 +73,7 @@ def lesson_ref_unresolved(ctx: Context) -> Iterator[Finding]:
             if message is not None:
                 yield Finding(link.location, message)
             continue
-        items = [item.id for item in target.manifest.items]
+        items = chapter_outline(target)[0]  # (another chapter's manifest is not validated)
         if item_id not in items:
             yield Finding(
                 link.location,
@@ -128,7 +129,7 @@ def figure_ref_unresolved(ctx: Context) -> Iterator[Finding]:
             if message is not None:
                 yield Finding(link.location, message)
             continue
-        numbers = [figure.number for figure in target.manifest.figures]
+        numbers = chapter_outline(target)[1]
         if ref_number(match.group("number")) not in numbers:
             have = f"figures 1–{len(numbers)}" if numbers else "no figures"
             yield Finding(
