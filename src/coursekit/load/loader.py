@@ -20,7 +20,7 @@ from coursekit.load.parsecache import keep_parse
 from coursekit.load.reader import At, DocumentReader, Models, ParsedAnew, Where
 from coursekit.load.yamlsafe import split_front_matter
 from coursekit.model.base import Location
-from coursekit.model.deferred import built
+from coursekit.model.deferred import built, deferred_chapter
 from coursekit.model.documents import (
     BookManifest,
     ChapterManifest,
@@ -236,9 +236,11 @@ class _Loader(DocumentReader):
             text = self.text(path)
             if text is None:
                 return None
-            keep_parse(self.store, text, self.course.digests.get(self.rel(path)))
-            build = replay.manifest_later(self, text, self.rel(path), rel)
-            return replay.chapter(recorded, build, book_id=book_id, dir=rel, path=self.rel(path))
+            manifest_rel = self.rel(path)
+            keep_parse(self.store, text, self.course.digests.get(manifest_rel))
+            build = replay.manifest_later(self, text, manifest_rel, rel)
+            fields = {"book_id": book_id, "dir": rel, "path": manifest_rel}
+            return deferred_chapter(build, recorded.manifest, **fields)
         manifest = self.document(path, ChapterManifest)
         if manifest is None:
             return None

@@ -31,7 +31,7 @@ from coursekit.load.listing import MAX_ASSETS
 from coursekit.load.parsecache import cached_parse
 from coursekit.load.validate import validate
 from coursekit.load.yamlsafe import LoadError
-from coursekit.model.deferred import built, chapter_known, deferred_chapter
+from coursekit.model.deferred import built, chapter_known
 from coursekit.model.documents import ChapterManifest, Exercise, WorkedProblem
 from coursekit.model.tree import Chapter, ExerciseDoc, Lesson, Problem, Program
 from coursekit.records import record as _record
@@ -81,6 +81,7 @@ def entry(chapter_dir: str) -> str:
 Row = tuple[str, str, Any, Any]
 
 
+@_record(slots=True)
 class Recorded:
     """What a chapter's load read and built: the texts it read after the manifest (paths, in
     order), its lessons (id, path, body start, body line), its problems and exercises (id,
@@ -88,21 +89,11 @@ class Recorded:
     chapter holds them; and what the course-wide facts read of its manifest, which validated
     with no problem (`coursekit.model.deferred.chapter_known`)."""
 
-    __slots__ = ("exercises", "lessons", "manifest", "problems", "read")
-
-    def __init__(
-        self,
-        read: list[str],
-        lessons: list[Row],
-        problems: list[Row],
-        exercises: list[Row],
-        manifest: list[Any],
-    ) -> None:
-        self.read = read
-        self.lessons = lessons
-        self.problems = problems
-        self.exercises = exercises
-        self.manifest = manifest  # `chapter_known`'s data
+    read: list[str]
+    lessons: list[Row]
+    problems: list[Row]
+    exercises: list[Row]
+    manifest: list[Any]  # `chapter_known`'s data
 
     def encode(self) -> list[Any]:
         return [
@@ -188,11 +179,6 @@ def recalled(reader: DocumentReader, chapter_dir: str, key: Key) -> Recorded | N
     if not (isinstance(kept, list) and len(kept) == 6 and kept[0] == key.digest):
         return None
     return Recorded.decode(kept[1:])
-
-
-def chapter(recorded: Recorded, build: Callable[[], ChapterManifest], **fields: Any) -> Chapter:
-    """The recorded chapter, its manifest validated by `build` when first read."""
-    return deferred_chapter(build, recorded.manifest, **fields)
 
 
 def manifest_later(
