@@ -21,7 +21,12 @@ from coursekit.commands.check import run_cached
 from coursekit.load import clean, load_course, replay
 from coursekit.load.clean import StaleRecord
 from coursekit.load.loader import _Loader
-from coursekit.model.deferred import DeferredChapter, chapter_known
+from coursekit.model.deferred import (
+    DeferredChapter,
+    chapter_held,
+    chapter_known,
+    chapter_paths,
+)
 from coursekit.model.tree import Chapter
 from coursekit.options import Options
 from coursekit.project import find_project
@@ -35,6 +40,8 @@ def _deep(result: Any) -> tuple[Any, ...]:
     course = result.course
     chapters = {}
     for chapter_id, chapter in course.chapters.items():
+        # what is known of a replayed chapter's documents before they are made, first
+        held = (chapter_held(chapter), chapter_paths(chapter))
         lessons = [
             (k, v.path, v.text, v.body_start, v.body_line, v.meta.model_dump())
             for k, v in chapter.lessons.items()
@@ -51,6 +58,7 @@ def _deep(result: Any) -> tuple[Any, ...]:
             (manifest, where, chapter_known(chapter)),
             lessons,
             listed,
+            held,
         )
     return (
         sorted(result.diagnostics),
@@ -392,6 +400,26 @@ def test_a_replayed_chapters_manifest_is_validated_when_first_read(tmp_path: Pat
     assert all(slot.__get__(chapter, Chapter) is not None for chapter in chapters)
 
 
+def test_a_replayed_chapters_documents_are_made_when_first_read(tmp_path: Path) -> None:
+    course = _copy(tmp_path)
+    walked = _walked(course, tmp_path)
+    chapters = list(_load(course, tmp_path).course.chapters.values())
+    waiting = [chapter for chapter in chapters if chapter.documents is not None]
+    assert waiting and len(waiting) == len(chapters)
+    slots = [Chapter.__dict__[name] for name in ("lessons", "problems", "exercises")]
+    assert all(slot.__get__(c, Chapter) == {} for c in chapters for slot in slots)
+    for chapter, (_, _, lessons, listed, held) in zip(chapters, walked[1].values(), strict=True):
+        known = (chapter_held(chapter), chapter_paths(chapter))
+        assert known == held  # what the walk made, known before they are made
+        assert chapter.documents is not None
+        assert list(chapter.problems) == known[0][1]  # any one read makes all three
+        assert chapter.documents is None
+        assert [(k, v.text) for k, v in chapter.lessons.items()] == [
+            (k, text) for k, _, text, *_ in lessons
+        ]
+        assert [k for k, *_ in listed] == known[0][1] + known[0][2]
+
+
 @pytest.mark.parametrize("text", ["id: [unclosed\n", "id: II.2\nnot_a_key: 1\n"])
 def test_a_manifest_the_record_vouched_for_that_fails_drops_the_record(text: str) -> None:
     """A damaged cache: the chapter's record goes, so the next load validates and reports."""
@@ -409,11 +437,12 @@ def test_a_manifest_the_record_vouched_for_that_fails_drops_the_record(text: str
     assert store.get(replay.NAMESPACE, replay.entry("course/I/9-x")) == []
 
 
-def test_a_prose_edit_validates_no_manifest_of_another_chapter(
+def test_a_prose_edit_reads_no_manifest_or_document_of_another_chapter(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Through `check`: the edited chapter is walked, and no other chapter's manifest is
-    validated (the course-wide facts and CK201/CK405 read what the records keep of them)."""
+    validated (the course-wide facts and CK201/CK405 read what the records keep of them), nor
+    are its documents made (the chapter's key reads which files they are)."""
     course = _copy(tmp_path)
     project = find_project(course, course)
     built_for: list[str] = []
@@ -429,6 +458,14 @@ def test_a_prose_edit_validates_no_manifest_of_another_chapter(
         return counting
 
     monkeypatch.setattr(replay, "manifest_later", counted)
+    made_for: list[str] = []
+    make = replay._documents
+
+    def making(reader: Any, chapter_id: str, *args: Any) -> Any:
+        made_for.append(chapter_id)
+        return make(reader, chapter_id, *args)
+
+    monkeypatch.setattr(replay, "_documents", making)
 
     def check(use_cache: bool = True) -> str:
         out = io.StringIO()
@@ -441,3 +478,4 @@ def test_a_prose_edit_validates_no_manifest_of_another_chapter(
     _append(LESSON)(course)
     assert check() == check(use_cache=False)
     assert built_for == []
+    assert made_for == []

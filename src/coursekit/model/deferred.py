@@ -64,12 +64,57 @@ class DeferredExercise(ExerciseDoc):
     meta = _validated_when_read(ExerciseDoc)
 
 
+Documents = tuple[dict[str, Lesson], dict[str, Problem], dict[str, ExerciseDoc]]
+
+
+def _made_when_read(name: str) -> Any:
+    """A property over `Chapter`'s slot `name` (its lessons, problems or exercises): while the
+    chapter's `documents` are still to be made, the first read makes all three."""
+    slot = Chapter.__dict__[name]
+
+    def read(self: Any) -> Any:
+        make = self.documents
+        if make is not None:
+            self.documents = None
+            made = make()
+            for field, docs in zip(_DOCUMENTS, made, strict=True):
+                Chapter.__dict__[field].__set__(self, docs)
+        return slot.__get__(self, Chapter)
+
+    def write(self: Any, value: Any) -> None:
+        slot.__set__(self, value)
+
+    return property(read, write)
+
+
+_DOCUMENTS = ("lessons", "problems", "exercises")
+
+
 class DeferredChapter(Chapter):
     """A chapter whose manifest is validated when first read; what the course-wide facts
-    read of it (its id, its outline, the apparatus it links) is known without it."""
+    read of it (its id, its outline, the apparatus it links) is known without it. Its
+    documents may be made when first read too (`documents`), from what a record of its
+    load kept: `held` names them and `paths` the files they are read from."""
 
-    __slots__ = ("build", "known_id", "links", "listed", "notation", "outline", "status")
+    __slots__ = (
+        "build",
+        "documents",
+        "held",
+        "known_id",
+        "links",
+        "listed",
+        "notation",
+        "outline",
+        "paths",
+        "status",
+    )
     manifest = _validated_when_read(Chapter, "manifest")
+    lessons = _made_when_read("lessons")
+    problems = _made_when_read("problems")
+    exercises = _made_when_read("exercises")
+    documents: Callable[[], Documents] | None
+    held: list[list[str]]  # the ids of its lessons, problems and exercises, in order
+    paths: list[str]  # the files its documents and their programs are read from
     known_id: str
     outline: list[Any]
     links: list[str]
@@ -88,9 +133,41 @@ def deferred_chapter(
     """A chapter whose manifest `build` validates when first read (see `DeferredChapter`), and
     what `chapter_known` gave of it."""
     made: Any = DeferredChapter(manifest=cast(Any, None), **fields)
-    made.build = build
+    made.build, made.documents = build, None
     made.known_id, made.outline, made.links, made.notation, made.status, made.listed = known
     return cast(Chapter, made)
+
+
+def documents_later(
+    chapter: Chapter, make: Callable[[], Documents], held: list[list[str]], paths: list[str]
+) -> None:
+    """The deferred chapter's documents: `make` makes them when they are first read; `held`
+    (the ids of its lessons, problems and exercises) and `paths` (the files they and their
+    programs are read from) say what they are without making them."""
+    assert isinstance(chapter, DeferredChapter)
+    chapter.documents, chapter.held, chapter.paths = make, held, paths
+
+
+def chapter_held(chapter: Chapter) -> list[list[str]]:
+    """The ids of the lessons, problems and exercises that loaded, without making a deferred
+    chapter's documents."""
+    if isinstance(chapter, DeferredChapter) and chapter.documents is not None:
+        return chapter.held
+    return [list(chapter.lessons), list(chapter.problems), list(chapter.exercises)]
+
+
+def chapter_paths(chapter: Chapter) -> list[str]:
+    """The files its loaded documents and their programs are read from, without making a
+    deferred chapter's documents."""
+    if isinstance(chapter, DeferredChapter) and chapter.documents is not None:
+        return chapter.paths
+    paths = [lesson.path for lesson in chapter.lessons.values()]
+    docs: list[Problem | ExerciseDoc] = [*chapter.problems.values(), *chapter.exercises.values()]
+    for doc in docs:
+        paths.append(doc.path)
+        if doc.program is not None:
+            paths.append(doc.program.path)
+    return paths
 
 
 def chapter_known(chapter: Chapter) -> list[Any]:

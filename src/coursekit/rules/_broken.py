@@ -10,7 +10,7 @@ document they depend on did not load.
 
 from __future__ import annotations
 
-from coursekit.model.deferred import chapter_listed
+from coursekit.model.deferred import chapter_held, chapter_listed
 from coursekit.model.tree import Chapter, Course
 
 APPARATUS_BOOK = "0"
@@ -37,9 +37,5 @@ def book0_did_not_load(course: Course) -> bool:
 
 def chapter_incomplete(chapter: Chapter) -> bool:
     """A chapter some of whose listed lessons, problems or exercises did not load."""
-    lessons, problems, exercises = chapter_listed(chapter)
-    return (
-        not set(lessons) <= set(chapter.lessons)
-        or not set(problems) <= set(chapter.problems)
-        or not set(exercises) <= set(chapter.exercises)
-    )
+    listed, held = chapter_listed(chapter), chapter_held(chapter)
+    return any(not set(ids) <= set(loaded) for ids, loaded in zip(listed, held, strict=True))

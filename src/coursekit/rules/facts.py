@@ -24,7 +24,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from coursekit.memo import ByIdentity
-from coursekit.model.deferred import DeferredChapter, chapter_links, chapter_outline
+from coursekit.model.deferred import (
+    DeferredChapter,
+    chapter_links,
+    chapter_outline,
+    chapter_paths,
+)
 from coursekit.model.documents import CourseManifest
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._broken import APPARATUS_BOOK, book0_did_not_load
@@ -94,15 +99,7 @@ def files_by_chapter(course: Course) -> dict[str, list[str]]:
 
 
 def _listed(chapter: Chapter) -> set[str]:
-    listed = {chapter.path}
-    listed.update(lesson.path for lesson in chapter.lessons.values())
-    for problem in chapter.problems.values():
-        listed.update((problem.path, problem.program.path))
-    for exercise in chapter.exercises.values():
-        listed.add(exercise.path)
-        if exercise.program is not None:
-            listed.add(exercise.program.path)
-    return listed
+    return {chapter.path, *chapter_paths(chapter)}
 
 
 def chapter_digest(course: Course, chapter: Chapter) -> str:
