@@ -29,6 +29,7 @@ costs what a lost pack costs: entries kept by content are found again, or comput
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import itertools
 import json
@@ -281,6 +282,7 @@ class SeenTree:
         self.folders = folders
         self.diverged = False
         self._names: dict[str, list[str]] | None = None
+        self._sorted: list[str] | None = None
 
     def text(self, path: str) -> str | None:
         digest = self.files.get(path)
@@ -338,3 +340,15 @@ class SeenTree:
                 names.setdefault(entry.rpartition("/")[0], []).append(entry)
             self._names = names
         return [entry.rpartition("/")[2] for entry in self._names.get(folder, ())]
+
+    def files_below(self, folder: str) -> list[str]:
+        # One sorted list of the files, and a folder's are the run of it that starts with
+        # the folder's path and "/": each chapter's walk of its folder took ~0.1 s of a prose
+        # edit at 1,000 chapters, asking every name whether it is a folder.
+        if self._sorted is None:
+            self._sorted = sorted(self.files)
+        if not folder:
+            return list(self._sorted)
+        start = bisect.bisect_left(self._sorted, folder + "/")
+        end = bisect.bisect_left(self._sorted, folder + "0", start)  # "0" follows "/"
+        return self._sorted[start:end]

@@ -39,6 +39,10 @@ SHAPES: dict[str, Callable[[Path], None]] = {
     "a chapter folder without its manifest": lambda c: (c / CHAPTER / "chapter.yaml").unlink(),
     "a figure asset missing": lambda c: (c / CHAPTER / "figures" / "path-length.svg").unlink(),
     "an asset deep below": lambda c: _write(c / CHAPTER / "data" / "a" / "b" / "values.csv"),
+    # beside the chapter's folder, sorting just before and just after what lies below it
+    "folders named as the chapter and more": lambda c: [
+        _write(c / f"{CHAPTER}{more}" / "notes.txt") for more in ("-old", ".d", "0", "_")
+    ],
     "no lessons folder": lambda c: shutil.rmtree(c / CHAPTER / "lessons"),
     "course.yaml is a folder": lambda c: _swap_for_folder(c / "course.yaml"),
     "no course.yaml": lambda c: (c / "course.yaml").unlink(),
@@ -87,6 +91,19 @@ def test_a_known_tree_loads_what_the_disk_loads(tmp_path: Path, shape: str) -> N
     seen = _seen(course, again)
     assert _found(load_course(course, tmp_path, tree=seen)) == from_disk
     assert not seen.diverged
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_the_files_below_a_folder_are_those_its_listing_finds(tmp_path: Path, shape: str) -> None:
+    course = tmp_path / "course"
+    shutil.copytree(BUNDLED, course)
+    SHAPES[shape](course)
+    seen = _seen(course, PackedStore(DiskStore(tmp_path)))
+    for folder in ["", *sorted(seen.folders)]:
+        walked = sorted(
+            str(path.relative_to(course)) for path in (course / folder).rglob("*") if path.is_file()
+        )
+        assert seen.files_below(folder) == walked, folder
 
 
 def test_the_tree_not_the_disk_answers(tmp_path: Path) -> None:

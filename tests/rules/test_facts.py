@@ -97,3 +97,29 @@ def test_a_book_manifest_edit_keeps_the_keys_and_summaries_that_read_none_of_it(
         (*facts.MANIFESTS, "of", unread),
     }
     assert all(kept[key] is derived[key] for key in kept)
+
+
+def test_a_chapters_files_are_the_texts_below_its_folder_and_what_it_lists() -> None:
+    """Texts in folders named as a chapter's and more (sorting just before and after what
+    lies below it), the folder's own name as a file, a chapter nested in another's folder."""
+    course = load_course(BUNDLED, BUNDLED.parent).course
+    chapters = list(course.chapters.values())
+    first = chapters[0]
+    nested = Chapter(first.manifest, first.book_id, f"{first.dir}/inner", "inner.yaml")
+    course.chapters["nested"] = nested
+    for chapter in chapters[:2]:
+        for more in ("-old/x.md", ".d/y", "0/z", "_/w", "/deep/a/b.txt", ""):
+            course.texts[chapter.dir + more] = "text"
+    course.texts[f"{first.dir}/inner/own.md"] = "text"
+
+    def below(path: str, folder: str) -> bool:
+        parents = path.split("/")[:-1]
+        return any("/".join(parents[:n]) == folder for n in range(1, len(parents) + 1))
+
+    found = facts.files_by_chapter(course)
+    for chapter_id, chapter in course.chapters.items():
+        texts = {path for path in course.texts if below(path, chapter.dir)}
+        assert found[chapter_id] == sorted(texts | facts._listed(chapter)), chapter_id
+    assert f"{first.dir}/inner/own.md" in found["nested"]
+    assert f"{first.dir}/inner/own.md" in found[first.id]
+    assert f"{first.dir}-old/x.md" not in found[first.id]

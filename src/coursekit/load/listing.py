@@ -48,6 +48,10 @@ class KnownTree(Protocol):
         """The names of the files and folders directly in `folder` ("": the course folder)."""
         ...
 
+    def files_below(self, folder: str) -> list[str]:
+        """The paths of every file below `folder` ("": the course folder), sorted."""
+        ...
+
 
 class Listing:
     """Which files and folders exist, for one load: from `tree` inside the course folder when
@@ -149,6 +153,10 @@ class Listing:
 
 
 def _known_files_below(tree: KnownTree, inside: str, rel: str) -> list[str]:
+    below = tree.files_below(inside)
+    if len(below) < MAX_ASSETS:  # (a cut listing is the walk's first files: walked below)
+        cut = len(inside) + 1 if inside else 0
+        return [f"{rel}/{path[cut:]}" for path in below]
     found: list[str] = []
     stack = [(inside, rel)]
     while stack and len(found) < MAX_ASSETS:

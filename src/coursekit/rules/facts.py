@@ -17,6 +17,7 @@ and nothing found there is kept.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import json
@@ -63,35 +64,20 @@ def _text_digest(course: Course, path: str) -> str | None:
 
 
 def files_by_chapter(course: Course) -> dict[str, list[str]]:
-    """Each chapter's files (one pass over the course's texts, not one per chapter)."""
+    """Each chapter's files: the texts below its folder (a folder nested in another chapter's
+    is that chapter's too) and what it lists."""
 
     def compute() -> dict[str, list[str]]:
-        dirs: dict[str, list[str]] = {}
-        for chapter_id, chapter in course.chapters.items():
-            dirs.setdefault(chapter.dir, []).append(chapter_id)
-        inside: dict[str, set[str]] = {chapter_id: set() for chapter_id in course.chapters}
-        # folder -> every chapter whose folder holds it (None: above a top-level folder)
-        owners: dict[str | None, tuple[str, ...]] = {None: ()}
-
-        def holding(folder: str | None) -> tuple[str, ...]:
-            """Worked out once per folder (most hold a file or two), from its parent's."""
-            unknown: list[str] = []
-            while folder not in owners:  # up to the nearest folder already known
-                assert folder is not None  # (None is known)
-                unknown.append(folder)
-                folder = folder.rsplit("/", 1)[0] if "/" in folder else None
-            found = owners[folder]
-            for below in reversed(unknown):
-                found = owners[below] = found + tuple(dirs.get(below, ()))
-            return found
-
-        for path in course.texts:
-            for owner in holding(path.rsplit("/", 1)[0] if "/" in path else None):
-                inside[owner].add(path)
+        # The texts sorted once: a folder's are the run of them that starts with its path
+        # and "/" ("0" follows "/"), found by bisection (~0.1 s at 1,000 chapters when each
+        # text's folder was looked up among the chapters' instead).
+        texts = sorted(course.texts)
         out: dict[str, list[str]] = {}
         for chapter_id, chapter in course.chapters.items():
-            listed = set(inside[chapter_id])
-            listed.update(_listed(chapter))
+            listed = _listed(chapter)
+            if chapter.dir:
+                start = bisect.bisect_left(texts, chapter.dir + "/")
+                listed.update(texts[start : bisect.bisect_left(texts, chapter.dir + "0", start)])
             out[chapter_id] = sorted(listed)
         return out
 
