@@ -40,14 +40,17 @@ SHAPES: dict[str, Callable[[Path], None]] = {
     "a figure asset missing": lambda c: (c / CHAPTER / "figures" / "path-length.svg").unlink(),
     "an asset deep below": lambda c: _write(c / CHAPTER / "data" / "a" / "b" / "values.csv"),
     # beside the chapter's folder, sorting just before and just after what lies below it
-    "folders named as the chapter and more": lambda c: [
-        _write(c / f"{CHAPTER}{more}" / "notes.txt") for more in ("-old", ".d", "0", "_")
-    ],
+    "folders named as the chapter and more": lambda c: _beside(c / CHAPTER),
     "no lessons folder": lambda c: shutil.rmtree(c / CHAPTER / "lessons"),
     "course.yaml is a folder": lambda c: _swap_for_folder(c / "course.yaml"),
     "no course.yaml": lambda c: (c / "course.yaml").unlink(),
     "a book folder missing": lambda c: shutil.rmtree(c / "I"),
 }
+
+
+def _beside(folder: Path) -> None:
+    for more in ("-old", ".d", "0", "_"):
+        _write(folder.with_name(folder.name + more) / "notes.txt")
 
 
 def _swap_for_folder(path: Path) -> None:

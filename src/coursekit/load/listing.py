@@ -153,10 +153,10 @@ class Listing:
 
 
 def _known_files_below(tree: KnownTree, inside: str, rel: str) -> list[str]:
-    below = tree.files_below(inside)
-    if len(below) < MAX_ASSETS:  # (a cut listing is the walk's first files: walked below)
+    every = tree.files_below(inside)
+    if len(every) < MAX_ASSETS:  # (a cut listing is the walk's first files: walked below)
         cut = len(inside) + 1 if inside else 0
-        return [f"{rel}/{path[cut:]}" for path in below]
+        return [f"{rel}/{path[cut:]}" for path in every]
     found: list[str] = []
     stack = [(inside, rel)]
     while stack and len(found) < MAX_ASSETS:
