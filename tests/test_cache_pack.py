@@ -106,6 +106,8 @@ DAMAGE: dict[str, Callable[[Path], object]] = {
     "pair": lambda p: _rewrite(p, [read_records(p, MAGIC)[0], ("yaml", "k")]),  # type: ignore[index]
     "bytes": lambda p: _rewrite(p, [read_records(p, MAGIC)[0], (b"yaml", "k", 1)]),  # type: ignore[index]
     "empty": lambda p: _rewrite(p, []),
+    # a parse held unpacked, where the pack holds its marshal bytes (`LAZY`)
+    "unpacked": lambda p: _rewrite(p, [read_records(p, MAGIC)[0], ("yaml", "k", {"data": 1})]),  # type: ignore[index]
 }
 
 
@@ -335,3 +337,62 @@ def test_what_a_lessons_jobs_came_to_is_kept_on_disk_not_in_the_pack(
     assert _check(course) == _check(course, use_cache=False)
     assert reads.count(SYMPY_PARTS) == 1  # the edited lesson's, from its own entry
     assert SYMPY_PARTS not in _pack(course)
+
+
+def test_a_parse_is_unpacked_when_read_and_packed_again_as_it_was_read(tmp_path: Path) -> None:
+    """The pack holds each parsed document as its own marshal bytes (`LAZY`): a run unpacks
+    those it reads, carries the others unread, and the next pack holds the same bytes for
+    both, so a run that changed nothing writes no change."""
+    root = tmp_path / "project"
+    root.mkdir()
+    values = {
+        f"k{n}": {"data": {"items": [{"lesson": f"l{i}"} for i in range(n)]}} for n in range(4)
+    }
+    first = PackedStore(cache.DiskStore(root))
+    for key, value in values.items():
+        first.put("yaml", key, value)
+    first.put("other", "k", {"x": [1]})
+    assert first.save()
+    second = PackedStore(cache.DiskStore(root))
+    read = {key: second._entries()["yaml"][key] for key in values}
+    assert all(type(raw) is bytes for raw in read.values())
+    assert second.get("yaml", "k1") == values["k1"]  # read: unpacked
+    assert second.carry("yaml", "k2")  # carried: still its bytes
+    assert second._entries()["yaml"]["k2"] is read["k2"]
+    assert not second.carry("yaml", "absent")
+    assert second.get("other", "k") == {"x": [1]}
+    assert second._changes() == [("yaml", "k0"), ("yaml", "k3")]  # the two not used, gone
+    assert second.save()
+    third = PackedStore(cache.DiskStore(root))
+    assert {k: third._entries()["yaml"][k] for k in ("k1", "k2")} == {
+        k: read[k] for k in ("k1", "k2")
+    }
+    assert third.get("yaml", "k2") == values["k2"]
+    assert third.get("yaml", "k0") == values["k0"]  # from the DiskStore, packed again
+
+
+def test_a_prose_edit_unpacks_the_parses_it_reads_alone(
+    course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other chapters' manifests are carried to the next pack unread (their chapters are
+    replayed: coursekit.load.replay)."""
+    saved: list[PackedStore] = []
+    real = PackedStore.save
+
+    def keeping(store: PackedStore) -> bool:
+        saved.append(store)
+        return real(store)
+
+    monkeypatch.setattr(PackedStore, "save", keeping)
+    _check(course)
+    _edit(course, 1)
+    _check(course)  # records the chapters the edit did not touch
+    _edit(course, 2)
+    saved.clear()
+    assert _check(course) == _check(course, use_cache=False)
+    store = saved[0]
+    unpacked = {key for namespace, key in store._unpacked if namespace == "yaml"}
+    carried = {key for key, value in store.used["yaml"].items() if type(value) is bytes}
+    manifests = len(list(course.glob("*/*/chapter.yaml")))
+    assert len(carried) >= manifests - 1, (len(carried), manifests)  # all but the edited one's
+    assert unpacked and not unpacked & carried

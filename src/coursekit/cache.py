@@ -76,6 +76,7 @@ from coursekit.cache_files import (
 from coursekit.cache_tree import RACY_NS, STAT_TABLE, TreeDigest
 from coursekit.options import Options, not_in_key
 from coursekit.project import relative_paths
+from coursekit.store import carry
 
 MAX_RUNS = 64  # run entries kept; the oldest are pruned
 NOT_IN_KEY = not_in_key()  # options that change how fast, not what (see coursekit.options)
@@ -190,6 +191,11 @@ class Layered:
     def decline(self, namespace: str, key: str, why: str) -> None:
         self.memory.pop((namespace, key), None)
         self.below.decline(namespace, key, why)
+
+    def carry(self, namespace: str, key: str) -> bool:
+        """`store.carry` below: nothing is read, so nothing is held here."""
+        carry(self.below, namespace, key)
+        return True
 
     def forget(self, namespace: str) -> None:
         """Let go of what is held in memory under `namespace`, here and below (a long-lived

@@ -33,6 +33,7 @@ import bisect
 import contextlib
 import itertools
 import json
+import marshal
 import os
 import stat
 from collections.abc import Iterator
@@ -50,16 +51,22 @@ from coursekit.cache_files import (
     sha256,
     write_records,
 )
+from coursekit.framed import RECORD_VERSION
 from coursekit.store import ENTRY_BY_ENTRY
 
 PACK = "pack.bin"
 # What earlier versions wrote in their place (JSON): removed when a pack is written, so an
 # upgraded cache does not keep ~20 MB at 1,000 chapters that nothing reads.
 LEGACY = ("pack.json", "files.json")
-MAGIC = b"coursekit-pack\0" + b"1\0"  # the last number: bump when the records' shape changes
+MAGIC = b"coursekit-pack\0" + b"2\0"  # the last number: bump when the records' shape changes
 TEXTS = "texts"  # course files' texts by content hash (`SeenTree`): kept in the pack alone
 DELTA = "pack-delta.bin"
-DELTA_MAGIC = b"coursekit-pack-delta\0" + b"1\0"
+DELTA_MAGIC = b"coursekit-pack-delta\0" + b"2\0"
+# Namespaces whose values the pack holds as their own marshal bytes, unmarshalled when a run
+# first reads one (`peek`): a prose edit at 1,000 chapters reads ~100 of the ~1,100 parsed
+# documents, and carries the other chapters' manifests to the next pack unread (`carry`);
+# unmarshalling all of them was ~0.03-0.1 s of its run.
+LAZY = frozenset({"yaml"})
 # A run writes a delta while its differences from the pack are at most this many, or this
 # share (1/DELTA_SHARE) of its entries, whichever is more.
 DELTA_MIN = 256
@@ -78,6 +85,9 @@ class PackedStore:
         self._base_name: str | None = None  # its checksum and size: what a delta names it by
         self.used: dict[str, dict[str, Any]] = {}
         self.computed: set[tuple[str, str]] = set()  # put by this run: kept as JSON holds it
+        # a `LAZY` entry read this run -> (its value, its bytes as read): written back as read
+        # (marshal's bytes for an equal value may differ, which would make it a change)
+        self._unpacked: dict[tuple[str, str], tuple[Any, bytes]] = {}
 
     @property
     def path(self) -> Path:
@@ -135,7 +145,27 @@ class PackedStore:
         """What the last pack holds under the key, not kept for the next (a text as it was
         before an edit, say, which this run does not use)."""
         kept = self._entries().get(namespace)
-        return kept.get(key) if isinstance(kept, dict) else None
+        if not isinstance(kept, dict):
+            return None
+        value = kept.get(key)
+        if type(value) is bytes and namespace in LAZY:
+            try:
+                unpacked = marshal.loads(value)  # (its bytes passed the pack's checksum)
+            except (EOFError, ValueError, TypeError):
+                return None
+            self._unpacked[(namespace, key)] = (unpacked, value)
+            kept[key] = value = unpacked
+        return value
+
+    def carry(self, namespace: str, key: str) -> bool:
+        """Keep the last pack's entry for the next as it is, without unpacking it (a `LAZY`
+        one's bytes); False when the pack holds none."""
+        kept = self._entries().get(namespace)
+        value = kept.get(key) if isinstance(kept, dict) else None
+        if value is None:
+            return False
+        self.pack(namespace, key, value)
+        return True
 
     def pack(self, namespace: str, key: str, value: Any) -> None:
         """Keep a marshal value in the next pack (and, said alone, nowhere else: what is only
@@ -148,10 +178,12 @@ class PackedStore:
         for held in (self._entries(), self._base, self.used):
             held.pop(namespace, None)
         self.computed = {(n, k) for n, k in self.computed if n != namespace}
+        self._unpacked = {(n, k): v for (n, k), v in self._unpacked.items() if n != namespace}
 
     def decline(self, namespace: str, key: str, why: str) -> None:
         self.used.get(namespace, {}).pop(key, None)
         self.computed.discard((namespace, key))
+        self._unpacked.pop((namespace, key), None)
         kept = self._entries().get(namespace)
         if isinstance(kept, dict):
             kept.pop(key, None)
@@ -206,12 +238,19 @@ class PackedStore:
 
     def _records(self) -> Iterator[tuple[str, str, Any]]:
         for namespace, entries in self.used.items():
+            lazy = namespace in LAZY
             for key, value in entries.items():
                 if (namespace, key) in self.computed:
                     try:
                         value = json.loads(_ENCODER.encode(value))  # as DiskStore writes it
                     except (TypeError, ValueError, RecursionError):
                         continue  # what the DiskStore cannot keep, the pack does not either
+                if lazy and type(value) is not bytes:
+                    read = self._unpacked.get((namespace, key))
+                    if read is not None and read[0] is value:
+                        value = read[1]
+                    else:
+                        value = marshal.dumps(value, RECORD_VERSION)
                 yield namespace, key, value
 
 
@@ -223,6 +262,7 @@ def _amended(base: dict[str, dict[str, Any]], changes: list[Any]) -> dict[str, A
         isinstance(change, tuple)
         and len(change) in (2, 3)
         and all(isinstance(part, str) for part in change[:2])
+        and (len(change) == 2 or change[0] not in LAZY or type(change[2]) is bytes)
         for change in changes
     ):
         changes = []
@@ -245,6 +285,8 @@ def _entries(records: list[Any] | None, salt: str) -> dict[str, Any]:
             return {}
         namespace, key, value = record
         if not (isinstance(namespace, str) and isinstance(key, str)):
+            return {}
+        if namespace in LAZY and type(value) is not bytes:
             return {}
         entries.setdefault(namespace, {})[key] = value
     return entries

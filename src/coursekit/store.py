@@ -51,3 +51,12 @@ class MemoryStore:
 class RunStore(MemoryStore):
     """The store of a run given none (`check --no-cache`): dropped with the run, so nothing
     is kept in it for a later one (coursekit.incremental skips its per-chapter bookkeeping)."""
+
+
+def carry(store: ResultStore, namespace: str, key: str) -> None:
+    """Keep the entry for the next run without reading it now: a store that keeps what a run
+    asked for (the pack: `PackedStore.carry`) keeps it as it was read, without unpacking it;
+    any other store is asked for it (and keeps it, or holds it anyway)."""
+    carrying = getattr(store, "carry", None)
+    if carrying is None or not carrying(namespace, key):
+        store.get(namespace, key)

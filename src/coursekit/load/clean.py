@@ -59,12 +59,13 @@ class CleanDocuments:
             return known
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def look(self, path: str, text: str) -> tuple[str, list[Any] | None]:
-        """The digest of the document's text ("" when the record is off), and what was kept
-        of it when it last validated cleanly with this very text (else None)."""
+    def look(self, path: str, text: str, digest: str | None = None) -> tuple[str, list[Any] | None]:
+        """The digest of the document's text ("" when the record is off; `digest` when given,
+        the known tree's of its bytes), and what was kept of it when it last validated
+        cleanly with this very text (else None)."""
         if self.store is None:
             return "", None
-        digest = self._digest(path, text)
+        digest = digest or self._digest(path, text)
         row = self.kept.get(path)
         if not (isinstance(row, list) and len(row) == 2 and row[0] == digest):
             return digest, None

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from coursekit.load.yamlsafe import LoadError
 from coursekit.model.base import Source, YamlPath
+from coursekit.store import carry
 
 Positions = dict[YamlPath, tuple[int, int]]
 
@@ -152,7 +153,7 @@ def keep_parse(store: Any, text: str, digest: str | None, line_offset: int = 0) 
     is validated only if a rule reads it, `coursekit.load.replay`): a store that keeps what
     a run asked for (the pack) keeps it. `digest`: the text's SHA-256, when already known."""
     key = document_key(text, line_offset) if digest is None else f"{digest}:{line_offset}"
-    store.get(NAMESPACE, key)
+    carry(store, NAMESPACE, key)
 
 
 def _packed_pair(at: Any) -> bool:

@@ -233,39 +233,31 @@ def replay(
     read, when the clean record still vouches for each of them; False, the course as it was,
     if not. (Most chapters of an edit's run are never read: making their ~5 documents each
     was ~0.15 s of a prose edit at 1,000 chapters.)"""
-    course, cut, tree = reader.course, len(chapter.dir), key.tree
+    course, cut, tree, inside = reader.course, len(chapter.dir), key.tree, chapter.dir + "/"
     texts: dict[str, str] = {}
+    digests: dict[str, str] = {}  # the known tree's (a file over its cap has none)
     for rel in recorded.read:
-        text = tree.text(key.inside + rel[cut:]) if rel.startswith(chapter.dir + "/") else None
+        path = key.inside + rel[cut:]
+        text = tree.text(path) if rel.startswith(inside) else None
         if text is None:
             return False
         texts[rel] = text
-    # The texts and their digests go in first: the clean record looks a text's digest up there.
-    before = {rel: (course.texts.get(rel), course.digests.get(rel)) for rel in texts}
-    for rel, text in texts.items():
-        course.texts[rel] = text
-        digest = tree.digest(key.inside + rel[cut:])
+        digest = tree.digest(path)
         if digest is not None:
-            course.digests[rel] = digest
-    if not _vouched(recorded, texts, clean):
-        for rel, (text, digest) in before.items():
-            _restore(course.texts, rel, text)
-            _restore(course.digests, rel, digest)
+            digests[rel] = digest
+    if not _vouched(recorded, texts, digests, clean):
         return False
+    course.texts.update(texts)
+    course.digests.update(digests)
     held = [[row[0] for row in rows] for rows in recorded.documents()]
     make = functools.partial(_documents, reader, chapter.id, recorded, texts, clean)
     documents_later(chapter, make, held, recorded.paths())
     return True
 
 
-def _restore(held: dict[str, str], rel: str, value: str | None) -> None:
-    if value is None:
-        held.pop(rel, None)
-    else:
-        held[rel] = value
-
-
-def _vouched(recorded: Recorded, texts: dict[str, str], clean: CleanDocuments) -> bool:
+def _vouched(
+    recorded: Recorded, texts: dict[str, str], digests: dict[str, str], clean: CleanDocuments
+) -> bool:
     """Whether the clean record still vouches for each recorded document (with the same body
     place or program), and each program's text is there; the clean record is told of them
     only when it does."""
@@ -274,7 +266,7 @@ def _vouched(recorded: Recorded, texts: dict[str, str], clean: CleanDocuments) -
         text = texts.get(rel)
         if text is None:
             return False
-        digest, kept = clean.look(rel, text)
+        digest, kept = clean.look(rel, text, digests.get(rel))
         if kept != needed:
             return False
         vouched.append((rel, digest, kept))
