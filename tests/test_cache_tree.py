@@ -275,3 +275,71 @@ def test_a_table_saved_and_let_go_of_answers_as_before(
     os.remove(other)
     releasing.save()  # nothing more to write: the rows were written once, then let go of
     assert not other.exists()
+
+
+def _halves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forked child compares the second half of the files from two files on (not 8,192)."""
+    monkeypatch.setattr(cache_tree, "_worth_a_child", lambda files: files >= 2)
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("index", range(10))
+def test_a_child_comparing_half_the_files_finds_the_edit_in_either_half(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int
+) -> None:
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _look(root, table)
+    edited = _files(root)[index]
+    (root / edited).write_text("edited in place", encoding="utf-8")
+    _halves(monkeypatch)
+    stats: list[str] = []
+    real = os.lstat
+    parent = os.getpid()
+
+    def counted(path: Any) -> Any:
+        if os.getpid() == parent:
+            stats.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "lstat", counted)
+    again, found = _look(root, table)
+    assert list(again.edited) == [edited]
+    assert found == _from_nothing(root, tmp_path)
+    # the run stat-ed every folder, the first half of the files and the edited file again
+    inside = f"{root}/"
+    files_here = [p for p in stats if p.startswith(inside) and not os.path.isdir(p)]
+    assert len(files_here) <= 10 // 2 + 1, files_here
+
+
+@pytest.mark.parametrize("failure", ["no fork", "the child fails"])
+def test_a_child_that_does_not_answer_leaves_the_comparison_to_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _look(root, table)
+    edited = _files(root)[-1]
+    (root / edited).write_text("edited in place", encoding="utf-8")
+    _halves(monkeypatch)
+    if failure == "no fork":
+
+        def refused() -> int:
+            raise OSError("no process to spare")
+
+        monkeypatch.setattr(os, "fork", refused)
+    else:
+        parent, real = os.getpid(), cache_tree._compared
+
+        def failing(*args: Any) -> bool:
+            if os.getpid() != parent:
+                raise RuntimeError("the child fails")
+            return real(*args)
+
+        monkeypatch.setattr(cache_tree, "_compared", failing)
+    again, found = _look(root, table)
+    assert list(again.edited) == [edited]
+    assert found == _from_nothing(root, tmp_path)

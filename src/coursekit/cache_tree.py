@@ -11,8 +11,10 @@ Standard library only at module level: the warm path (`coursekit.cache`) imports
 from __future__ import annotations
 
 import itertools
+import marshal
 import os
 import stat
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -68,6 +70,108 @@ def stamp_is_racy(stamp: Sequence[int], seen_ns: int) -> bool:
     timestamp tick could leave its stamp unchanged: git's racy-clean rule. Such a file is read
     (or hashed) again next time, whatever its stamp."""
     return max(stamp[0], stamp[1]) >= seen_ns - RACY_NS
+
+
+# From this many files to stat, a forked child stats the second half while the run stats the
+# first (a stat is a system call: ~18,000 files at 1,000 chapters), as the warm path does; a
+# fork and its exit cost a few ms.
+SPLIT_FROM = 8192
+
+
+def _worth_a_child(files: int) -> bool:
+    """Whether a child is worth its fork: enough files, a second processor, and no thread
+    that a fork could find holding a lock (the process is one thread at the lookup)."""
+    if files < SPLIT_FROM or not hasattr(os, "fork"):
+        return False
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return False
+    try:
+        return len(os.sched_getaffinity(0)) > 1
+    except (AttributeError, OSError):
+        return False
+
+
+def _compared(
+    base: str,
+    rows: list[tuple[str, Any]],
+    settled: int,
+    same: dict[str, list[Any]],
+    files: list[tuple[str, os.stat_result]],
+) -> bool:
+    """Each file's row in `same` when it still holds, else the file and its stat in `files`;
+    False when one is no longer a regular file (OSError when one is gone)."""
+    lstat = os.lstat
+    for key, row in rows:
+        st = lstat(f"{base}/{key}")
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        if _holds(row, st, settled):
+            same[key] = row  # the same row: a large tree's table is not held twice
+        else:
+            files.append((key, st))
+    return True
+
+
+def _in_child(base: str, rows: list[tuple[str, Any]], settled: int) -> tuple[int, int] | None:
+    """A forked child comparing `rows` (its pid and the pipe it answers on), or None. Its
+    answer: the marshal bytes of the keys whose rows no longer hold, or None for anything
+    else (a file no longer regular, or gone: then the run compares them itself)."""
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    if pid == 0:  # the child: it writes its answer and exits, flushing nothing of the run's
+        status = 1
+        try:
+            os.close(read_end)
+            same: dict[str, list[Any]] = {}
+            files: list[tuple[str, os.stat_result]] = []
+            regular = _compared(base, rows, settled, same, files)
+            answer = marshal.dumps([key for key, _ in files] if regular else None)
+            view = memoryview(answer)
+            while view:
+                view = view[os.write(write_end, view) :]
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _collected(child: tuple[int, int] | None) -> set[str] | None:
+    """The keys the child found moved, or None: no child, or one that failed or answered
+    None."""
+    if child is None:
+        return None
+    pid, read_end = child
+    chunks: list[bytes] = []
+    try:
+        while chunk := os.read(read_end, 1 << 16):
+            chunks.append(chunk)
+    except OSError:
+        chunks = []
+    finally:
+        os.close(read_end)
+    try:
+        _, status = os.waitpid(pid, 0)
+    except OSError:
+        return None
+    if status != 0 or not chunks:
+        return None
+    try:
+        keys = marshal.loads(b"".join(chunks))
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not (isinstance(keys, list) and all(type(key) is str for key in keys)):
+        return None
+    return set(keys)
 
 
 def _holds(row: Any, st: os.stat_result, settled: int) -> TypeGuard[list[Any]]:
@@ -217,19 +321,31 @@ class TreeDigest:
                     moved.add(folder)
                 if folder:
                     self.folders.add(folder)
+            settled = written - RACY_NS  # a stamp from before it proves the file unchanged
+            rows_of = [
+                (key, row)
+                for key, row in known.items()
+                if key[-1] != FOLDER and not (moved and key.rpartition("/")[0] in moved)
+            ]  # (not a folder, nor a file the listing of its moved folder gives)
+            half = len(rows_of) // 2 if _worth_a_child(len(rows_of)) else len(rows_of)
+            child = _in_child(base, rows_of[half:], settled) if half < len(rows_of) else None
             same: dict[str, list[Any]] = {}
             files: list[tuple[str, os.stat_result]] = []
-            settled = written - RACY_NS  # a stamp from before it proves the file unchanged
-            for key, row in known.items():
-                if key[-1] == FOLDER or (moved and key.rpartition("/")[0] in moved):
-                    continue  # a folder, or a file the listing of its moved folder gives
-                st = lstat(f"{base}/{key}")
-                if not stat.S_ISREG(st.st_mode):
-                    return None
-                if _holds(row, st, settled):
-                    same[key] = row  # the same row: a large tree's table is not held twice
-                else:
-                    files.append((key, st))
+            try:
+                regular = _compared(base, rows_of[:half], settled, same, files)
+            finally:
+                changed = _collected(child)
+            if not regular:
+                return None
+            theirs = rows_of[half:]
+            if changed is None:  # no child, or it failed: compared here
+                regular = _compared(base, theirs, settled, same, files)
+            else:  # the rows it found moved are stat-ed again here, the rest hold
+                moved_rows = [(key, row) for key, row in theirs if key in changed]
+                regular = _compared(base, moved_rows, settled, same, files)
+                same.update((key, row) for key, row in theirs if key not in changed)
+            if not regular:
+                return None
         except OSError:
             return None
         if moved:  # listed again, and walked into where the table held nothing
