@@ -282,20 +282,23 @@ def _halves(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cache_tree, "_worth_a_child", lambda files: files >= 2)
 
 
-def _files(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+def _edited_in_half(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int) -> Path:
+    """The tree looked at once, then its `index`th file edited in place, with a child to
+    compare half the files."""
+    root = _tree(tmp_path / "course")
+    _look(root, tmp_path / ".coursekit_cache" / "table.bin")
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    files[index].write_text("edited in place", encoding="utf-8")
+    _halves(monkeypatch)
+    return files[index]
 
 
 @pytest.mark.parametrize("index", range(10))
 def test_a_child_comparing_half_the_files_finds_the_edit_in_either_half(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int
 ) -> None:
-    root = _tree(tmp_path / "course")
-    table = tmp_path / ".coursekit_cache" / "table.bin"
-    _look(root, table)
-    edited = _files(root)[index]
-    (root / edited).write_text("edited in place", encoding="utf-8")
-    _halves(monkeypatch)
+    path = _edited_in_half(tmp_path, monkeypatch, index)
+    root, table = tmp_path / "course", tmp_path / ".coursekit_cache" / "table.bin"
     stats: list[str] = []
     real = os.lstat
     parent = os.getpid()
@@ -307,7 +310,7 @@ def test_a_child_comparing_half_the_files_finds_the_edit_in_either_half(
 
     monkeypatch.setattr(os, "lstat", counted)
     again, found = _look(root, table)
-    assert list(again.edited) == [edited]
+    assert list(again.edited) == [str(path.relative_to(root))]
     assert found == _from_nothing(root, tmp_path)
     # the run stat-ed every folder, the first half of the files and the edited file again
     inside = f"{root}/"
@@ -319,12 +322,8 @@ def test_a_child_comparing_half_the_files_finds_the_edit_in_either_half(
 def test_a_child_that_does_not_answer_leaves_the_comparison_to_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
 ) -> None:
-    root = _tree(tmp_path / "course")
-    table = tmp_path / ".coursekit_cache" / "table.bin"
-    _look(root, table)
-    edited = _files(root)[-1]
-    (root / edited).write_text("edited in place", encoding="utf-8")
-    _halves(monkeypatch)
+    path = _edited_in_half(tmp_path, monkeypatch, -1)
+    root, table = tmp_path / "course", tmp_path / ".coursekit_cache" / "table.bin"
     if failure == "no fork":
 
         def refused() -> int:
@@ -341,5 +340,5 @@ def test_a_child_that_does_not_answer_leaves_the_comparison_to_the_run(
 
         monkeypatch.setattr(cache_tree, "_compared", failing)
     again, found = _look(root, table)
-    assert list(again.edited) == [edited]
+    assert list(again.edited) == [str(path.relative_to(root))]
     assert found == _from_nothing(root, tmp_path)
