@@ -15,7 +15,9 @@ The pack is a stream of marshal records (`cache_files.write_records`: a 1,000-ch
 is read in ~0.12 s and written in ~0.04 s, against ~0.3 s each as JSON): the salt, then one
 (namespace, key, value) per entry. A value this run computed is kept as the `DiskStore`'s JSON
 would give it back (tuples as lists, keys as strings), so a run reads from the pack exactly
-what it would read from the entry.
+what it would read from the entry. A parsed document's value (`LAZY`) is its own marshal
+bytes, unpacked when the run first reads it: most runs carry most of them to the next pack
+unread (`carry`).
 
 A run whose entries differ from the pack's in few places (an edit: a lesson's text, its parse,
 its chapter's results) writes only those differences, to `pack-delta.bin` beside the pack, not

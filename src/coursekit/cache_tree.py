@@ -4,7 +4,8 @@ The table maps path -> (mtime_ns, ctime_ns, size, inode, dev, sha256), git's ind
 racily clean file (modified within `RACY_NS` of when the table was written) is hashed again.
 It holds each folder's stamp too: when every folder still has its stamp (none gained, lost or
 renamed an entry) the files are the table's, and a stat of each says which changed, with no
-folder listed; otherwise (or racily) every folder is listed, as the warm path decides.
+folder listed (from `SPLIT_FROM` files, half of them stat-ed by a forked child); otherwise (or
+racily) every folder is listed, as the warm path decides.
 Standard library only at module level: the warm path (`coursekit.cache`) imports it.
 """
 
