@@ -75,10 +75,10 @@ def _made_when_read(name: str) -> Any:
     def read(self: Any) -> Any:
         make = self.documents
         if make is not None:
-            self.documents = None
-            made = make()
+            made = make()  # (should it raise, they are still to be made, not left empty)
             for field, docs in zip(_DOCUMENTS, made, strict=True):
                 Chapter.__dict__[field].__set__(self, docs)
+            self.documents = None
         return slot.__get__(self, Chapter)
 
     def write(self: Any, value: Any) -> None:
