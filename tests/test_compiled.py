@@ -314,4 +314,34 @@ def test_a_file_whose_checksum_fails_is_read_as_empty(tmp_path: Path) -> None:
     assert list(compiled.read(str(kept))["methods"]) == ["def f(): pass"]
     for at in range(len(compiled.MAGIC), len(whole)):
         kept.write_bytes(whole[:at] + bytes([whole[at] ^ 1]) + whole[at + 1 :])
-        assert compiled.read(str(kept)) == {"methods": {}, "patterns": {}}, at
+        assert compiled.read(str(kept)) == {"methods": {}, "patterns": {}, "programs": {}}, at
+
+
+# Compiles one character class spelt in the order argv[2] gives (as a set joined in its
+# iteration order would be), and prints whether the process will write the kept file.
+SPELLED = r"""
+import json, re, sys
+from coursekit import compiled
+kept = compiled.install(sys.argv[1])
+pattern = re.compile("[" + re.escape(sys.argv[2]) + "]")
+print(json.dumps([bool(pattern.match("%")), bool(kept.new["patterns"])]))
+"""
+
+
+def test_another_spelling_of_a_kept_program_is_not_kept(tmp_path: Path) -> None:
+    """markdown-it-py joins a set of characters into a class in the set's order, which string
+    hashing changes from process to process: each spelling was kept, and the file written
+    again, at the end of nearly every run that parsed Markdown."""
+
+    def run(chars: str) -> list[bool]:
+        result: list[bool] = interpreter(SPELLED, str(tmp_path), chars)
+        return result
+
+    kept = tmp_path / compiled.file_name()
+    assert run("%$#") == [True, True]  # new: kept
+    written = kept.read_bytes()
+    assert run("#%$") == [True, False]  # the same program: nothing to keep
+    assert run("$#%") == [True, False]
+    assert kept.read_bytes() == written
+    assert run("%$#&") == [True, True]  # another program
+    assert len(compiled.read(str(kept))["patterns"]) == 2

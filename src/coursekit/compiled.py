@@ -33,6 +33,7 @@ Standard library only, with `framed` and `atomic` (the project's file format and
 from __future__ import annotations
 
 import atexit
+import binascii
 import builtins
 import contextlib
 import marshal
@@ -49,9 +50,17 @@ from coursekit import framed
 # The file is one framed record (`coursekit.framed`: checked by a CRC-32 before it is read) of
 # both tables. The magic names the interpreter: code objects are marshalled in its own format,
 # and the opcodes are its regular expression engine's. Bump the number when the shape changes.
-MAGIC = b"coursekit-compiled\0" + b"3\0" + sys.version.encode() + b"\0"
+MAGIC = b"coursekit-compiled\0" + b"4\0" + sys.version.encode() + b"\0"
 METHODS = "methods"  # dataclasses' method texts -> their code objects, marshalled
 PATTERNS = "patterns"  # (a str pattern?, pattern, flags) -> what `_sre.compile` was given
+# what each kept pattern compiled to (`_program`) -> True. A pattern spelt differently in every
+# process compiles to one program: markdown-it-py joins a set of characters into a class, in
+# the set's order, which string hashing changes from process to process. Kept, each spelling
+# was a new entry and the file was written again at the end of nearly every run that parsed
+# Markdown (1,500 patterns held where a `check` uses ~670, 1.2 MB rewritten, ~3 MB more peak
+# memory at 100 chapters); another spelling of a program the file holds is now not kept.
+PROGRAMS = "programs"
+TABLES = (METHODS, PATTERNS, PROGRAMS)
 # A file that would hold more entries than this in one table (an editable install edited for
 # months) is written again with only those the saving process used: a `check` uses ~270
 # methods and ~670 patterns.
@@ -77,7 +86,7 @@ class Compiled:
     def __init__(self, path: str) -> None:
         self.path = path
         self._tables: dict[str, dict[Any, Any]] | None = None
-        self.new: dict[str, dict[Any, Any]] = {METHODS: {}, PATTERNS: {}}
+        self.new: dict[str, dict[Any, Any]] = {name: {} for name in TABLES}
         self.used: dict[str, set[Any]] = {METHODS: set(), PATTERNS: set()}
 
     def table(self, name: str) -> dict[Any, Any]:
@@ -123,17 +132,28 @@ class Compiled:
         from coursekit.atomic import atomic_write_chunks  # only writers pay for tempfile
 
         tables = read(self.path)
-        for name, added in self.new.items():
-            table = {**tables[name], **added}
+        for name in (METHODS, PATTERNS):
+            table = {**tables[name], **self.new[name]}
             if len(table) > MAX_ENTRIES:
                 table = {key: value for key, value in table.items() if key in self.used[name]}
             tables[name] = table
+        programs = {**tables[PROGRAMS], **self.new[PROGRAMS]}
+        if len(programs) > len(tables[PATTERNS]):  # (patterns were let go of)
+            programs = {_program(entry): True for entry in tables[PATTERNS].values()}
+        tables[PROGRAMS] = programs
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             atomic_write_chunks(Path(self.path), framed.chunks(MAGIC, [tables]))
         except (OSError, ValueError):
             return
-        self.new = {METHODS: {}, PATTERNS: {}}
+        self.new = {name: {} for name in TABLES}
+
+
+def _program(entry: Any) -> int:
+    """A pattern's `_sre.compile` arguments (its entry), named by a checksum of them: another
+    spelling of a kept program only goes unkept when two programs share one (no harm)."""
+    data = marshal.dumps(entry, 2)  # (version 2: no back-references, which hang on refcounts)
+    return binascii.crc32(data) | len(data) << 32
 
 
 def read(path: str) -> dict[str, dict[Any, Any]]:
@@ -141,7 +161,7 @@ def read(path: str) -> dict[str, dict[Any, Any]]:
     wrong shape is not looked for here: each is checked where it is used (a method's code
     must unmarshal to code, a pattern's arguments must be what `_sre.compile` takes), and
     one that is not is compiled again."""
-    tables: dict[str, dict[Any, Any]] = {METHODS: {}, PATTERNS: {}}
+    tables: dict[str, dict[Any, Any]] = {name: {} for name in TABLES}
     try:
         with open(path, "rb") as handle:
             found = framed.records(handle.read(), MAGIC)
@@ -174,7 +194,11 @@ def _patterns_through(kept: Compiled) -> None:
         if key is not None:
             # (the opcodes are ints of a subclass that marshal does not write)
             entry = (int(flags), [int(c) for c in code], int(groups), dict(index), tuple(names))
-            kept.table(PATTERNS)[key] = kept.new[PATTERNS][key] = entry
+            kept.table(PATTERNS)[key] = entry
+            program, programs = _program(entry), kept.table(PROGRAMS)
+            if program not in programs:  # (else only another spelling of a kept program)
+                kept.new[PATTERNS][key] = entry
+                programs[program] = kept.new[PROGRAMS][program] = True
         return engine.compile(pattern, flags, code, groups, index, names)
 
     # `_sre` as the compiler sees it: the engine itself but for `compile`, which records
