@@ -248,6 +248,18 @@ def test_a_file_grown_past_its_bound_keeps_what_the_saving_process_used(tmp_path
     assert probe(tmp_path)["compiled"] == 0
 
 
+def test_patterns_let_go_of_past_the_bound_take_their_programs_with_them(tmp_path: Path) -> None:
+    kept = tmp_path / compiled.file_name()
+    entry: tuple[object, ...] = (0, [1, 2, 3], 0, {}, ())
+    stale = {(True, f"stale{n}", 0): entry for n in range(compiled.MAX_ENTRIES)}
+    kept.write_bytes(frame({"methods": {}, "patterns": stale, "programs": {7: True}}))
+    probe(tmp_path)  # compiles its own patterns, which pass the bound
+    tables = compiled.read(str(kept))
+    assert 3 <= len(tables["patterns"]) < 100
+    assert not any(str(key[1]).startswith("stale") for key in tables["patterns"])
+    assert tables["programs"] == {compiled._program(e): True for e in tables["patterns"].values()}
+
+
 def test_the_cache_lives_where_python_keeps_coursekits_bytecode() -> None:
     folder = Path(compiled.default_folder())
     assert folder.name == "__pycache__"

@@ -23,7 +23,8 @@ markdown-it's, the rules'), ~50 ms together. At 100 chapters, on a busy machine,
 The file is trusted as the `.pyc` files beside it are: whoever can write there can change
 coursekit's code anyway; nothing under a course or its project holds it. It is written only
 where Python writes bytecode (not under PYTHONDONTWRITEBYTECODE), only by a process that
-compiled something the file did not hold, and atomically (a new file renamed over it); a
+compiled something the file did not hold (a pattern compiling to a program it holds, under
+another spelling, does not count: `PROGRAMS`), and atomically (a new file renamed over it); a
 damaged, foreign or unreadable file is read as empty, as is one another interpreter wrote
 (code objects and opcodes are its own).
 
@@ -132,15 +133,14 @@ class Compiled:
         from coursekit.atomic import atomic_write_chunks  # only writers pay for tempfile
 
         tables = read(self.path)
+        tables[PROGRAMS] = {**tables[PROGRAMS], **self.new[PROGRAMS]}
         for name in (METHODS, PATTERNS):
             table = {**tables[name], **self.new[name]}
             if len(table) > MAX_ENTRIES:
                 table = {key: value for key, value in table.items() if key in self.used[name]}
+                if name == PATTERNS:  # the programs of those kept, and no others
+                    tables[PROGRAMS] = {_program(entry): True for entry in table.values()}
             tables[name] = table
-        programs = {**tables[PROGRAMS], **self.new[PROGRAMS]}
-        if len(programs) > len(tables[PATTERNS]):  # (patterns were let go of)
-            programs = {_program(entry): True for entry in tables[PATTERNS].values()}
-        tables[PROGRAMS] = programs
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             atomic_write_chunks(Path(self.path), framed.chunks(MAGIC, [tables]))
