@@ -8,11 +8,15 @@ the path is formed, and reported by whoever formed it; no caller needs a try/exc
 A reference's number (`fig:2`, `prop:II.2/1`, "Prop. 3") is read with `ref_number`: Python
 refuses to convert more than 4,300 digits, and no course counts past a billion anyway.
 
+Which of a sorted list of paths lie below a folder (`paths_below`) is decided here too, for
+the known tree (`cache_pack.SeenTree`) and each chapter's texts (`rules.facts`) alike.
+
 Standard library only: the cache (on the warm path) uses `MAX_FILE_BYTES` too.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 from pathlib import Path
 
@@ -62,6 +66,16 @@ def child(folder: Path, *names: str) -> Path:
     if size >= PATH_MAX:
         raise UnusableName(names[-1] if names else str(folder), f"makes a path of {size:,} bytes")
     return path
+
+
+def paths_below(paths: list[str], folder: str) -> list[str]:
+    """The paths of sorted `paths` below `folder` ("": all of them): the run that starts with
+    the folder's path and "/", found by bisection, and ends before its path and "0" (the
+    character after "/"), so a sibling named as the folder and more is not below it."""
+    if not folder:
+        return list(paths)
+    start = bisect.bisect_left(paths, folder + "/")
+    return paths[start : bisect.bisect_left(paths, folder + "0", start)]
 
 
 def shorten(text: str, limit: int = SHOWN) -> str:
