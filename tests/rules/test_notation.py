@@ -19,6 +19,8 @@ from helpers import (
     run_check,
 )
 
+BUNDLED = Path(__file__).resolve().parents[2] / "course"
+
 CASES = [
     Case(
         "CK201",
@@ -206,3 +208,28 @@ def test_the_three_notation_rules_ask_for_each_texts_maths_once_per_run(
     assert any("$" in text for text in asked), "no text with maths was asked for"
     for text, names in asked.items():
         assert sorted(names) == ["symbols_in_markdown", "unreadable_maths"], (text[:60], names)
+
+
+def test_a_long_lived_process_makes_a_chapters_declarations_once_whatever_its_kind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CK201's declarations are remembered by the identity of the chapter's notation rows
+    (`chapter_notation`), which stay the same objects from run to run for an eager chapter
+    (by its manifest) as for one replayed from its record (coursekit.model.deferred)."""
+    from coursekit import memo
+    from coursekit.load import load_course
+    from coursekit.model.deferred import chapter_links, deferred_chapter
+    from coursekit.rules import notation
+
+    course = load_course(BUNDLED, BUNDLED.parent).course
+    eager = next(c for c in course.chapters.values() if c.manifest.notation)
+    fields = {"book_id": eager.book_id, "dir": eager.dir, "path": eager.path}
+    known = [eager.id, [[], [], []], ["0.X"], [["d", "a width", False]], "draft", [[], [], []]]
+    replayed = deferred_chapter(lambda: eager.manifest, known, **fields)
+    monkeypatch.setattr(memo, "REMEMBERING", True)
+    for chapter in (eager, replayed):
+        assert notation._chapter_shared(chapter) is notation._chapter_shared(chapter)
+        assert chapter_links(chapter) is chapter_links(chapter)
+    monkeypatch.setattr(memo, "REMEMBERING", False)  # a one-shot check holds on to nothing
+    assert notation._chapter_shared(eager) is not notation._chapter_shared(eager)
+    assert notation._chapter_shared(eager) == notation._chapter_shared(eager)

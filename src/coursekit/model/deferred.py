@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+from coursekit.memo import ByIdentity
 from coursekit.model.base import Node
 from coursekit.model.documents import ChapterManifest
 from coursekit.model.tree import Chapter, ExerciseDoc, Lesson, Problem
@@ -197,12 +198,21 @@ def chapter_outline(chapter: Chapter) -> list[Any]:
     ]
 
 
+# An eager chapter's links and notation rows, by the identity of its manifest, in a process
+# that checks again and again (`coursekit.memo`): a deferred chapter's are the same objects
+# from run to run, and so are these while the manifest is, so a rule may remember what it
+# worked out from them by their identity, whichever kind of chapter they came from.
+_LINKS: ByIdentity[list[str]] = ByIdentity(100_000)
+_NOTATION: ByIdentity[list[Any]] = ByIdentity(100_000)
+
+
 def chapter_links(chapter: Chapter) -> list[str]:
     """The ids of the apparatus entries it links, sorted and once each, without validating a
     deferred manifest."""
     if isinstance(chapter, DeferredChapter):
         return chapter.links
-    return sorted({link.id for link in chapter.manifest.apparatus})
+    manifest = chapter.manifest
+    return _LINKS.get(manifest, lambda: sorted({link.id for link in manifest.apparatus}))
 
 
 def chapter_notation(chapter: Chapter) -> list[Any]:
@@ -210,7 +220,8 @@ def chapter_notation(chapter: Chapter) -> list[Any]:
     deferred manifest (CK201 compares them across the course)."""
     if isinstance(chapter, DeferredChapter):
         return chapter.notation
-    return [[entry.symbol, entry.meaning, entry.local] for entry in chapter.manifest.notation]
+    table = chapter.manifest.notation
+    return _NOTATION.get(table, lambda: [[e.symbol, e.meaning, e.local] for e in table])
 
 
 def chapter_status(chapter: Chapter) -> str:

@@ -24,13 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from coursekit.bounds import paths_below
-from coursekit.memo import ByIdentity
-from coursekit.model.deferred import (
-    DeferredChapter,
-    chapter_links,
-    chapter_outline,
-    chapter_paths,
-)
+from coursekit.model.deferred import chapter_links, chapter_outline, chapter_paths
 from coursekit.model.documents import CourseManifest
 from coursekit.model.tree import Chapter, Course
 from coursekit.rules._broken import APPARATUS_BOOK, book0_did_not_load
@@ -235,20 +229,12 @@ def apparatus_notation(course: Course, chapter: Chapter) -> str:
     return _linked(course, chapter, "apparatus_notation", entries)
 
 
-# The ids a chapter manifest links, by its identity (a long-lived process keeps the manifests
-# of the chapters an edit did not touch).
-_LINKED: ByIdentity[tuple[str, ...]] = ByIdentity(100_000)
-
-
 def _linked(
     course: Course, chapter: Chapter, table: str, entries: dict[str, tuple[str, str]]
 ) -> str:
     """The digest of the entries (of the course-wide `table`) the chapter links, once per set
     of ids: chapters link much the same few entries (1,000 chapters, a handful of sets)."""
-    if isinstance(chapter, DeferredChapter):  # (its manifest unread: what it links is known)
-        linked = tuple(chapter_links(chapter))
-    else:
-        linked = _LINKED.get(chapter.manifest, lambda: tuple(chapter_links(chapter)))
+    linked = tuple(chapter_links(chapter))  # (a deferred chapter's manifest stays unread)
     return course.derive(
         (*MANIFESTS, "linked", table, linked),
         lambda: digest([[i, entries.get(i)] for i in linked]),

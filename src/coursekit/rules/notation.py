@@ -23,7 +23,7 @@ from coursekit.latex_symbols import (
 )
 from coursekit.memo import ByIdentity
 from coursekit.model.base import Location
-from coursekit.model.deferred import DeferredChapter, chapter_notation
+from coursekit.model.deferred import chapter_notation
 from coursekit.model.documents import NotationEntry
 from coursekit.model.tree import Chapter, Course
 from coursekit.records import record
@@ -163,8 +163,8 @@ def _resolved(declared: Declared) -> Declaration:
 
 
 # A chapter's shared declarations with their meanings as compared, by the identity of its
-# notation rows (`chapter_notation`: a replayed chapter's are kept with it, an eager one's are
-# its manifest's entries) and of the chapter: a long-lived process keeps the chapters an edit
+# notation rows (`chapter_notation`'s, the same objects from run to run while the chapter's
+# manifest or record is) and of the chapter: a long-lived process keeps the chapters an edit
 # did not touch, and making 11,000 declarations again at 1,000 chapters took ~70 ms a run.
 _DECLARED: ByIdentity[list[tuple[Declared, str]]] = ByIdentity(100_000)
 
@@ -183,19 +183,19 @@ def _every_shared(course: Course) -> Iterator[tuple[Declared, str]]:
 
 
 def _chapter_shared(chapter: Chapter) -> list[tuple[Declared, str]]:
+    rows = chapter_notation(chapter)
+
     def compute() -> list[tuple[Declared, str]]:
         owner = f"chapter {chapter.id}"
         found: list[tuple[Declared, str]] = []
-        for index, (symbol, meaning, local) in enumerate(chapter_notation(chapter)):
+        for index, (symbol, meaning, local) in enumerate(rows):
             key = notation_key(symbol)
             if key is not None and not local:
                 found.append((InChapter(key, chapter, index, owner), _meaning(meaning)))
         return found
 
     # (the chapter by identity: the list holds it, so its id is not another's meanwhile)
-    if isinstance(chapter, DeferredChapter):
-        return _DECLARED.get(chapter.notation, compute, id(chapter))
-    return _DECLARED.get(chapter.manifest.notation, compute, id(chapter))
+    return _DECLARED.get(rows, compute, id(chapter))
 
 
 @rule("CK202", "symbol-declared-twice", per_chapter=(), course_part=True)
