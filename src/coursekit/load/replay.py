@@ -96,9 +96,6 @@ class Recorded:
     exercises: list[Row]
     manifest: list[Any]  # `chapter_known`'s data
 
-    def documents(self) -> tuple[list[Row], list[Row], list[Row]]:
-        return self.lessons, self.problems, self.exercises
-
     def needed(self) -> list[tuple[str, list[Any]]]:
         """Each document's path and what the clean record must hold for it (`CleanDocuments`):
         a lesson's body place, a problem's or exercise's program name."""
@@ -249,7 +246,8 @@ def replay(
         return False
     course.texts.update(texts)
     course.digests.update(digests)
-    held = [[row[0] for row in rows] for rows in recorded.documents()]
+    kinds = (recorded.lessons, recorded.problems, recorded.exercises)
+    held = [[row[0] for row in rows] for rows in kinds]
     make = functools.partial(_documents, reader, chapter.id, recorded, texts, clean)
     documents_later(chapter, make, held, recorded.paths())
     return True
@@ -270,11 +268,12 @@ def _vouched(
         if kept != needed:
             return False
         vouched.append((rel, digest, kept))
-    for _doc_id, _rel, _name, program_path in (*recorded.problems, *recorded.exercises):
+    for _doc_id, _rel, _name, program_path in recorded.problems:
+        if program_path is None or program_path not in texts:  # (a problem names one)
+            return False
+    for _doc_id, _rel, _name, program_path in recorded.exercises:
         if program_path is not None and program_path not in texts:
             return False
-    if any(program_path is None for *_, program_path in recorded.problems):
-        return False  # (a worked problem always names a program)
     for rel, digest, kept in vouched:
         clean.clean(rel, digest, kept)
     return True
