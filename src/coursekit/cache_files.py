@@ -20,6 +20,7 @@ CACHE_DIR = ".coursekit_cache"
 FORMAT = "v1"  # bump when the layout or any entry's shape changes
 MAX_ENTRY_BYTES = 256 * 1024 * 1024  # a cache entry larger than this is not ours: a miss
 CHUNK = 1024 * 1024  # bytes hashed at a time
+MAP_FROM = 1024 * 1024  # a file of records this large is mapped into memory, not read
 
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -161,8 +162,26 @@ def read_records(path: Path, magic: bytes) -> list[Any] | None:
 def read_records_named(path: Path, magic: bytes) -> tuple[list[Any], str] | None:
     """`read_records`, and a name of what was read: its checksum and size (what another file
     written beside it names it by)."""
-    data = _read_entry(path)
-    return None if data is None else framed.records(data, magic)
+    try:
+        if not inside_cache(path):
+            return None
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_ENTRY_BYTES:
+                return None
+            if size < MAP_FROM or os.name != "posix":
+                return framed.records(handle.read(), magic)
+            import mmap
+
+            # Mapped, not read: reading copied the 47 MB pack of a 1,000-chapter course into
+            # new memory (~45 ms of each edit's run); its pages are mapped at once instead
+            # (MAP_POPULATE, where there is one). The cache is only ever replaced whole
+            # (`atomic_write`), so the mapped file is never cut short under the run.
+            flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
+            with mmap.mmap(handle.fileno(), 0, flags=flags, prot=mmap.PROT_READ) as mapped:
+                return framed.records(mapped, magic)
+    except (OSError, ValueError):  # (ValueError: a file emptied since its size was read)
+        return None
 
 
 def sha256(data: bytes | str) -> str:

@@ -17,7 +17,10 @@ import binascii
 import gc
 import marshal
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import mmap
 
 RECORD_VERSION = 4  # marshal's format (Python 3.4 and later)
 
@@ -34,14 +37,20 @@ def chunks(magic: bytes, records: Iterable[Any]) -> Iterator[bytes]:
     yield b"%08x" % crc
 
 
-def records(data: bytes, magic: bytes) -> tuple[list[Any], str] | None:
+def records(data: bytes | mmap.mmap, magic: bytes) -> tuple[list[Any], str] | None:
     """The records `chunks` framed after `magic`, and a name of what was read (its checksum and
-    size: what another file written beside it names it by); None for anything else."""
-    start, end = len(magic), len(data) - 8
-    if end < start or not data.startswith(magic):
+    size: what another file written beside it names it by); None for anything else. `data`
+    is bytes or a file mapped into memory: no view of it is left behind."""
+    with memoryview(data) as view:
+        return _records(view, magic)
+
+
+def _records(view: memoryview, magic: bytes) -> tuple[list[Any], str] | None:
+    start, end = len(magic), len(view) - 8
+    if end < start or view[:start] != magic:
         return None
-    view = memoryview(data)
-    if data[end:] != b"%08x" % binascii.crc32(view[start:end]):
+    closing = bytes(view[end:])
+    if closing != b"%08x" % binascii.crc32(view[start:end]):
         return None
     found: list[Any] = []
     at = start
@@ -69,4 +78,4 @@ def records(data: bytes, magic: bytes) -> tuple[list[Any], str] | None:
         if paused:
             gc.enable()
     gc.freeze()
-    return found, f"{data[end:].decode('ascii')}:{len(data)}"
+    return found, f"{closing.decode('ascii')}:{len(view)}"
