@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TypeVar
 
 from coursekit import framed
 from coursekit.bounds import MAX_FILE_BYTES
@@ -21,6 +21,7 @@ FORMAT = "v1"  # bump when the layout or any entry's shape changes
 MAX_ENTRY_BYTES = 256 * 1024 * 1024  # a cache entry larger than this is not ours: a miss
 CHUNK = 1024 * 1024  # bytes hashed at a time
 MAP_FROM = 1024 * 1024  # a file of records this large is mapped into memory, not read
+T = TypeVar("T")
 
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -92,19 +93,21 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
     atomic_write_chunks(path, (data,) if isinstance(data, bytes) else data)
 
 
-def _read_entry(path: Path) -> bytes | None:
-    """A cache file's bytes, or None: reached through a link, larger than an entry of ours,
-    or unreadable."""
+def _with_entry(path: Path, use: Callable[[BinaryIO, int], T]) -> T | None:
+    """What `use` makes of a cache file (open for reading, and its size), or None: reached
+    through a link, larger than an entry of ours, or unreadable (an OSError or ValueError)."""
     try:
-        if not inside_cache(path) or path.stat().st_size > MAX_ENTRY_BYTES:
+        if not inside_cache(path):
             return None
-        return path.read_bytes()
-    except OSError:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            return None if size > MAX_ENTRY_BYTES else use(handle, size)
+    except (OSError, ValueError):
         return None
 
 
 def _read_json(path: Path) -> Any | None:
-    data = _read_entry(path)
+    data = _with_entry(path, lambda handle, _size: handle.read())
     try:
         return None if data is None else json.loads(data)
     except (ValueError, RecursionError):
@@ -162,26 +165,22 @@ def read_records(path: Path, magic: bytes) -> list[Any] | None:
 def read_records_named(path: Path, magic: bytes) -> tuple[list[Any], str] | None:
     """`read_records`, and a name of what was read: its checksum and size (what another file
     written beside it names it by)."""
-    try:
-        if not inside_cache(path):
-            return None
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > MAX_ENTRY_BYTES:
-                return None
-            if size < MAP_FROM or os.name != "posix":
-                return framed.records(handle.read(), magic)
-            import mmap
 
-            # Mapped, not read: reading copied the 47 MB pack of a 1,000-chapter course into
-            # new memory (~45 ms of each edit's run); its pages are mapped at once instead
-            # (MAP_POPULATE, where there is one). The cache is only ever replaced whole
-            # (`atomic_write`), so the mapped file is never cut short under the run.
-            flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
-            with mmap.mmap(handle.fileno(), 0, flags=flags, prot=mmap.PROT_READ) as mapped:
-                return framed.records(mapped, magic)
-    except (OSError, ValueError):  # (ValueError: a file emptied since its size was read)
-        return None
+    def records(handle: BinaryIO, size: int) -> tuple[list[Any], str] | None:
+        if size < MAP_FROM or os.name != "posix":
+            return framed.records(handle.read(), magic)
+        import mmap
+
+        # Mapped, not read: reading copied the 47 MB pack of a 1,000-chapter course into new
+        # memory (~45 ms of each edit's run); its pages are mapped at once instead
+        # (MAP_POPULATE, where there is one). The cache is only ever replaced whole
+        # (`atomic_write`), so the mapped file is never cut short under the run; one emptied
+        # since its size was read is refused by `mmap` (ValueError: a miss).
+        flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
+        with mmap.mmap(handle.fileno(), 0, flags=flags, prot=mmap.PROT_READ) as mapped:
+            return framed.records(mapped, magic)
+
+    return _with_entry(path, records)
 
 
 def sha256(data: bytes | str) -> str:
