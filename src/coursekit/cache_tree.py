@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from coursekit.cache_files import CACHE_DIR, file_digest, read_records, sha256, write_records
+from coursekit.warm import spare_processor
 
 RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp granularity
 # The stat table on disk: a stream of records (cache_files.write_records), when it was written
@@ -87,10 +88,7 @@ def _worth_a_child(files: int) -> bool:
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         return False
-    try:
-        return len(os.sched_getaffinity(0)) > 1
-    except (AttributeError, OSError):
-        return False
+    return spare_processor()
 
 
 def _compared(

@@ -155,8 +155,12 @@ def unchanged(parts: list[tuple[bytes, bytes]]) -> bool:
 
 
 def _worth_a_child(part: tuple[bytes, bytes]) -> bool:
-    if part[0].count(b"\0") + 1 < FORK_FROM // 2:
-        return False
+    return part[0].count(b"\0") + 1 >= FORK_FROM // 2 and spare_processor()
+
+
+def spare_processor() -> bool:
+    """Whether a second processor may take a forked child's share of the stats (here and at
+    the whole-run cache's lookup, `coursekit.cache_tree`)."""
     try:
         return len(os.sched_getaffinity(0)) > 1
     except (AttributeError, OSError):
