@@ -11,7 +11,9 @@ the peak RSS of the process tree (os.wait4: the largest process, parent or worke
 every result as it goes: a peak of its own); and the
 end-to-end cost of each of the bundled course's programs, as a fraction of a fresh interpreter
 running that program: the median over rounds of (cold full - cold `--no-exec` of the same
-round) / programs, over the median of `python -I` running the program's solve() once. Runs of
+round) / programs, over the median of `python -I` running the program's solve() once, and
+beside it the programs' own solve() in a warm interpreter (the share no runner can remove;
+the programs run beside the sympy work, so an end-to-end cost may be less). Runs of
 the two tools alternate, so a load change on a shared machine moves both; every figure is a
 median.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import re
 import shutil
@@ -109,6 +112,33 @@ def fresh_program(python: str, program: Path, reps: int) -> float:
     return statistics.median(times)
 
 
+# Each program's solve() timed in one interpreter that already imported numpy and ran it once:
+# what the program itself costs, which no runner can take away.
+_OWN_COMPUTE = """
+import json, runpy, statistics, sys, time
+import numpy
+reps = int(sys.argv[1])
+times = []
+for path in sys.argv[2:]:
+    solve = runpy.run_path(path)["solve"]
+    solve()
+    runs = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        solve()
+        runs.append(time.perf_counter() - start)
+    times.append(statistics.median(runs))
+print(json.dumps(times))
+"""
+
+
+def own_compute(python: str, programs: Sequence[Path], reps: int) -> list[float]:
+    """Each program's own solve() time in seconds (median of `reps`, numpy warm)."""
+    command = [python, "-I", "-c", _OWN_COMPUTE, str(reps), *map(str, programs)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return [float(t) for t in json.loads(done.stdout)]
+
+
 def row(name: str, new: Sample, base: Sample, label: str = "new/base") -> None:
     (new_s, new_code, new_rss, new_cpu), (old_s, old_code, old_rss, old_cpu) = new, base
     print(
@@ -158,6 +188,13 @@ def main(argv: list[str]) -> int:
                 f" = {each / fresh:.3f} of a fresh interpreter (target <= 0.1)"
             )
         print(f"  fresh `python -I` running one program's solve(): {fresh * 1000:.0f} ms (median)")
+        # The programs' own compute is part of both figures above; it is the least an
+        # end-to-end cost could be, were the programs not run beside the sympy work.
+        mean_own = statistics.mean(own_compute(sys.executable, programs, args.reps))
+        print(
+            f"  the programs' own solve(), numpy warm: {mean_own * 1000:.1f} ms each (mean)"
+            f" = {mean_own / fresh:.3f} of a fresh interpreter"
+        )
 
     for size in (int(s) for s in args.sizes.split(",") if s):
         folder = args.work / f"c{size}"
