@@ -24,16 +24,19 @@ EXEC_DIR = Path(coursekit.exec.__file__).parent
 
 @pytest.fixture
 def worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """`_worker` as the server imports it (its helpers by bare name, from beside it), its
-    warm-up counted rather than run."""
+    """`_worker` as the server imports it: its helpers by bare name, from beside it."""
     monkeypatch.syspath_prepend(str(EXEC_DIR))
-    module = importlib.import_module("_worker")
-    calls: list[None] = []
-    monkeypatch.setattr(module, "warm_up", lambda: calls.append(None))
-    module.calls = calls  # type: ignore[attr-defined]
-    yield module
+    yield importlib.import_module("_worker")
     for name in ("_worker", "_frames", "_sandbox"):
         sys.modules.pop(name, None)
+
+
+@pytest.fixture
+def warm_ups(worker: ModuleType, monkeypatch: pytest.MonkeyPatch) -> list[None]:
+    """One item per warm-up the worker would have run (counted, not run)."""
+    calls: list[None] = []
+    monkeypatch.setattr(worker, "warm_up", lambda: calls.append(None))
+    return calls
 
 
 @pytest.fixture
@@ -45,21 +48,25 @@ def job_pipe() -> Iterator[tuple[int, int]]:
             os.close(fd)
 
 
-def test_an_idle_spare_warms_up(worker: ModuleType, job_pipe: tuple[int, int]) -> None:
+def test_an_idle_spare_warms_up(
+    worker: ModuleType, warm_ups: list[None], job_pipe: tuple[int, int]
+) -> None:
     assert worker.warm_up_while_idle(job_pipe[0]) is True
-    assert len(worker.calls) == 1
+    assert len(warm_ups) == 1
 
 
 def test_a_job_already_waiting_is_not_delayed(
-    worker: ModuleType, job_pipe: tuple[int, int]
+    worker: ModuleType, warm_ups: list[None], job_pipe: tuple[int, int]
 ) -> None:
     os.write(job_pipe[1], b"\0\0\0\x02{}")
     assert worker.warm_up_while_idle(job_pipe[0]) is False
-    assert worker.calls == []
+    assert warm_ups == []
     assert os.read(job_pipe[0], 16) == b"\0\0\0\x02{}"  # the job is left for the worker to read
 
 
-def test_a_discarded_spare_does_not_warm_up(worker: ModuleType, job_pipe: tuple[int, int]) -> None:
+def test_a_discarded_spare_does_not_warm_up(
+    worker: ModuleType, warm_ups: list[None], job_pipe: tuple[int, int]
+) -> None:
     os.close(job_pipe[1])  # the server closed the job's pipe: no job will come
     assert worker.warm_up_while_idle(job_pipe[0]) is False
-    assert worker.calls == []
+    assert warm_ups == []

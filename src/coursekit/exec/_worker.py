@@ -2,8 +2,9 @@
 
 A worker is forked by the server ahead of its job: it confines itself (``_sandbox``), warms up
 unless its job is already there, waits for its one job on fd 4, compiles and runs the program
-in a fresh module, calls ``solve()`` and writes the value, as data, in one frame on fd 3, then exits with status 0. The
-server counts that frame only if the worker then ends normally within its limits.
+in a fresh module, calls ``solve()`` and writes the value, as data, in one frame on fd 3, then
+exits with status 0. The server counts that frame only if the worker then ends normally within
+its limits.
 
 Value encoding (``wire.decode`` in the parent reads it): ``None``, ``bool``, ``int``, ``str``
 and finite ``float`` as themselves; a list as a JSON list; anything else as an object tagged
