@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import coursekit
-from coursekit import cache, cache_env, cache_tree
+from coursekit import cache, cache_env, cache_stats, cache_tree
 from coursekit.cli import main
 from coursekit.load.parsecache import cached_parse
 from coursekit.load.yamlparse import parse_yaml
@@ -304,6 +304,26 @@ def test_each_kind_of_input_invalidates_the_run(project: Path, change: str) -> N
     assert runs.check() == after  # and the new result is replayed in turn
 
 
+@pytest.mark.parametrize("change", ["lesson body", "file renamed", "folder renamed"])
+def test_a_lookup_whose_digest_a_child_took_is_as_exact(
+    project: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """From 8,192 files a forked child takes the lookup's digest while the run imports what a
+    miss needs and reads the pack (#20); here from one file. It finds each change, and what it
+    wrote back serves the next run."""
+    monkeypatch.setattr(cache_stats, "worth_a_child", lambda files: files >= 1)
+    adopted = _returns(monkeypatch, cache_tree.TreeDigest, "_adopted")
+    runs = Runs(project)
+    before = runs.check()
+    assert runs.check() == before
+    CHANGES[change][0](project)
+    adopted.clear()
+    after = runs.check()
+    assert adopted == [True]  # the child's digest, not one taken here
+    assert after == runs.check("--no-cache") != before
+    assert runs.check() == after
+
+
 def test_config_change_invalidates_the_run(project: Path) -> None:
     runs = Runs(project)
     CHANGES["yaml manifest"][0](project)
@@ -380,7 +400,7 @@ def test_an_edit_with_size_and_mtime_put_back_is_seen_when_not_racy(
 ) -> None:
     """`touch -d` back after a same-size edit, long after the stat table was written: the
     change time (which no user can set) differs, so the file is hashed again."""
-    monkeypatch.setattr(cache_tree, "RACY_NS", -(10**18))  # nothing is racily clean
+    monkeypatch.setattr(cache_stats, "RACY_NS", -(10**18))  # nothing is racily clean
     runs = Runs(project)
     before = runs.check()
     assert runs.check() == before
@@ -427,15 +447,17 @@ def test_an_edit_the_load_reads_is_not_stored_under_the_old_key(
     the output belongs to neither tree, so it must not be replayed. With `racy` the edit keeps
     the file's size and mtime (a same-tick save): only its content says it changed."""
     if not racy:
-        monkeypatch.setattr(cache_tree, "RACY_NS", -(10**18))
+        monkeypatch.setattr(cache_stats, "RACY_NS", -(10**18))
     runs = Runs(project)
     runs.check()
     lesson = project / CHAPTER / "lessons/model-width.md"
     _edit(lesson, "The next step is in", "The next step iz in")  # a miss: the run runs
     lookup = cache.RunCache.lookup
 
-    def lookup_then_edit(self: cache.RunCache) -> tuple[str, int] | None:
-        hit = lookup(self)
+    def lookup_then_edit(
+        self: cache.RunCache, meanwhile: Callable[[], object] | None = None
+    ) -> tuple[str, int] | None:
+        hit = lookup(self, meanwhile)
         stat = lesson.stat()
         _edit(lesson, "The next step iz in", "The next step iq in")  # the file the load reads
         os.utime(lesson, ns=(stat.st_atime_ns, stat.st_mtime_ns))

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from coursekit import cache_tree
+from coursekit import cache_stats
 from coursekit.cache_files import sha256
 from coursekit.cache_tree import TreeDigest, read_table
 
@@ -26,7 +26,7 @@ TICK = 0.02  # past the file system clock's tick (a few ms): two changes never s
 def no_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
     """A change within two seconds of a table is read again whatever its stamp (git's racy
     rule); these tests wait a tick instead of two seconds, so that window is shut here."""
-    monkeypatch.setattr(cache_tree, "RACY_NS", 0)
+    monkeypatch.setattr(cache_stats, "RACY_NS", 0)
 
 
 @pytest.fixture
@@ -134,7 +134,7 @@ def test_a_folder_changed_just_before_the_table_is_listed_again(
     root = _tree(tmp_path / "course")
     table = tmp_path / ".coursekit_cache" / "table.bin"
     _look(root, table)
-    monkeypatch.setattr(cache_tree, "RACY_NS", 3_600 * 10**9)  # everything is recent
+    monkeypatch.setattr(cache_stats, "RACY_NS", 3_600 * 10**9)  # everything is recent
     listed.clear()
     _look(root, table)
     assert listed
@@ -260,7 +260,7 @@ def test_a_table_saved_and_let_go_of_answers_as_before(
     holding, releasing = TreeDigest(root, table), TreeDigest(root, other)
     assert holding.compute() == releasing.compute(read_table(table))
     # the racy window is a constant of a run: one second, the edit within it, from here on
-    monkeypatch.setattr(cache_tree, "RACY_NS", 10**9)
+    monkeypatch.setattr(cache_stats, "RACY_NS", 10**9)
     releasing.save(release=True)
     assert releasing.edited == holding.edited == {"I/1-a/lessons/one.md": sha256(b"one")}
     assert (releasing.files, releasing.folders) == (holding.files, holding.folders)
@@ -279,7 +279,7 @@ def test_a_table_saved_and_let_go_of_answers_as_before(
 
 def _halves(monkeypatch: pytest.MonkeyPatch) -> None:
     """A forked child compares the second half of the files from two files on (not 8,192)."""
-    monkeypatch.setattr(cache_tree, "_worth_a_child", lambda files: files >= 2)
+    monkeypatch.setattr(cache_stats, "worth_a_child", lambda files: files >= 2)
 
 
 def _edited_in_half(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int) -> Path:
@@ -331,14 +331,147 @@ def test_a_child_that_does_not_answer_leaves_the_comparison_to_the_run(
 
         monkeypatch.setattr(os, "fork", refused)
     else:
-        parent, real = os.getpid(), cache_tree._compared
+        parent, real = os.getpid(), cache_stats.compared
 
         def failing(*args: Any) -> bool:
             if os.getpid() != parent:
                 raise RuntimeError("the child fails")
             return real(*args)
 
-        monkeypatch.setattr(cache_tree, "_compared", failing)
+        monkeypatch.setattr(cache_stats, "compared", failing)
     again, found = _look(root, table)
     assert list(again.edited) == [str(path.relative_to(root))]
     assert found == _from_nothing(root, tmp_path)
+
+
+# The digest taken by a child while the run does something else ---------------------------------
+
+
+def _changed(root: Path, change: str) -> None:
+    lessons = root / "II/1-c/lessons"
+    if change == "edit in place":
+        (root / "I/2-b/lessons/two.md").write_text("two, edited", encoding="utf-8")
+    elif change == "save by rename":
+        (lessons / ".one.md.saving").write_text("one, saved", encoding="utf-8")
+        os.replace(lessons / ".one.md.saving", lessons / "one.md")
+    elif change == "remove a folder":
+        shutil.rmtree(lessons)
+    elif change == "a link":
+        (root / "I/1-a/lessons/link.md").symlink_to(root / "course.yaml")
+
+
+@pytest.mark.parametrize(
+    "change", ["nothing", "edit in place", "save by rename", "remove a folder", "a link"]
+)
+def test_a_child_taking_the_digest_while_the_run_works_finds_what_the_run_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """Regression (#20): at 1,000 chapters the run stat-ed ~28,000 paths (~0.1 s) and then
+    imported what a miss needs (~0.13 s), one after the other, while the second processor
+    idled. A child now takes the digest while the run imports: the same digest, the same
+    files, folders and edits, the same table written back, and no course path stat-ed here."""
+    root = _tree(tmp_path / "course")
+    table, alone = tmp_path / ".coursekit_cache/table.bin", tmp_path / ".coursekit_cache/alone.bin"
+    _look(root, table)
+    _look(root, alone)
+    _changed(root, change)
+    by_itself = TreeDigest(root, alone)
+    expected = by_itself.compute()
+    by_itself.save()
+    monkeypatch.setattr(cache_stats, "worth_a_child", lambda files: files >= 2)
+    stats: list[str] = []
+    real, parent, work = os.lstat, os.getpid(), []
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.getpid() == parent and os.fspath(path).startswith(f"{root}/"):
+            stats.append(os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", counted)
+    helped = TreeDigest(root, table)
+    assert helped.compute(meanwhile=lambda: work.append(os.getpid())) == expected
+    assert work == [parent]
+    assert stats == []
+    for name in ("files", "folders", "edited", "safe"):
+        assert getattr(helped, name) == getattr(by_itself, name), name
+    helped.save()  # nothing left to write: the child wrote the table
+    written, kept = read_table(table), read_table(alone)
+    if expected is None:  # an unsafe tree: no table written
+        return
+    assert written is not None and kept is not None
+    assert written["files"].keys() == kept["files"].keys()
+    assert {k: row[5] for k, row in written["files"].items()} == {
+        k: row[5] for k, row in kept["files"].items()
+    }
+
+
+@pytest.mark.parametrize("failure", ["no fork", "the child fails"])
+def test_a_child_that_does_not_answer_leaves_the_digest_to_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache/table.bin"
+    _look(root, table)
+    _changed(root, "edit in place")
+    expected = _from_nothing(root, tmp_path)
+    monkeypatch.setattr(cache_stats, "worth_a_child", lambda files: files >= 2)
+    parent, work = os.getpid(), []
+    if failure == "no fork":
+
+        def refused() -> int:
+            raise OSError("no process to spare")
+
+        monkeypatch.setattr(os, "fork", refused)
+    else:
+        real = TreeDigest._computed_for_parent
+
+        def failing(self: TreeDigest, table: Any) -> Any:
+            if os.getpid() != parent:
+                raise RuntimeError("the child fails")
+            return real(self, table)
+
+        monkeypatch.setattr(TreeDigest, "_computed_for_parent", failing)
+    again = TreeDigest(root, table)
+    assert again.compute(meanwhile=lambda: work.append(1)) == expected
+    assert list(again.edited) == ["I/2-b/lessons/two.md"]
+    assert work == ([] if failure == "no fork" else [1])  # no child: the caller does it later
+    again.save()
+    written = read_table(table)
+    assert written is not None and "I/2-b/lessons/two.md" in written["files"]
+
+
+def test_a_failure_meanwhile_stops_the_child_and_is_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache/table.bin"
+    _look(root, table)
+    monkeypatch.setattr(cache_stats, "worth_a_child", lambda files: files >= 2)
+    stopped: list[int] = []
+    real = cache_stats.discard
+
+    def discard(child: tuple[int, int]) -> None:
+        stopped.append(child[0])
+        real(child)
+
+    monkeypatch.setattr(cache_stats, "discard", discard)
+
+    def failing() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        TreeDigest(root, table).compute(meanwhile=failing)
+    assert len(stopped) == 1
+    with pytest.raises(ChildProcessError):  # reaped
+        os.waitpid(stopped[0], os.WNOHANG)
+
+
+def test_a_small_tree_takes_its_digest_here_and_leaves_the_work_to_the_caller(
+    tmp_path: Path,
+) -> None:
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache/table.bin"
+    _look(root, table)
+    work: list[int] = []
+    assert TreeDigest(root, table).compute(meanwhile=lambda: work.append(1)) is not None
+    assert work == []  # (fewer than SPLIT_FROM files: no child)

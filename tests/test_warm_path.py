@@ -18,7 +18,7 @@ import pytest
 from conftest import make_course
 from coursekit import warm
 from coursekit.cache_files import CACHE_DIR, FORMAT
-from coursekit.cache_tree import RACY_NS
+from coursekit.cache_stats import RACY_NS
 from helpers import generate
 
 # The language server's libraries: `coursekit lsp` alone pays for them, never `check`.
@@ -104,7 +104,7 @@ def test_the_journal_file_name_is_the_one_the_warm_path_looks_for(tmp_path: Path
 
 # The fast path (coursekit.warm): a record replayed before the command line is imported --------
 #
-# A record is written only when nothing it watches changed within cache_tree.RACY_NS (2 s), so
+# A record is written only when nothing it watches changed within cache_stats.RACY_NS (2 s), so
 # the projects below are built once per session (shared by the xdist workers), left to settle
 # once, and each table row changes its own project. The environment is part of a record's key: the
 # subprocesses get a fixed one (pytest rewrites PYTEST_CURRENT_TEST between phases, and each

@@ -47,7 +47,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,8 @@ from coursekit.cache_files import (
     inside_cache,
     sha256,
 )
-from coursekit.cache_tree import RACY_NS, STAT_TABLE, TreeDigest
+from coursekit.cache_stats import RACY_NS
+from coursekit.cache_tree import STAT_TABLE, TreeDigest
 from coursekit.options import Options, not_in_key
 from coursekit.project import relative_paths
 from coursekit.store import carry
@@ -252,9 +253,11 @@ class RunCache:
         )
         return cls(project.root, project.course_dir, settings)
 
-    def _digest(self) -> tuple[str | None, TreeDigest]:
+    def _digest(
+        self, meanwhile: Callable[[], object] | None = None
+    ) -> tuple[str | None, TreeDigest]:
         tree = TreeDigest(self.course_dir, self.root / FORMAT / STAT_TABLE)
-        content = tree.compute()
+        content = tree.compute(meanwhile=meanwhile)
         if content is None:
             return None, tree
         return self._key(content, len(tree.files)), tree
@@ -278,8 +281,12 @@ class RunCache:
     def _entry_path(self, key: str) -> Path:
         return self.root / FORMAT / "runs" / f"{key}.json"
 
-    def lookup(self) -> tuple[str, int] | None:
-        self.key, self.tree = self._digest()
+    def lookup(self, meanwhile: Callable[[], object] | None = None) -> tuple[str, int] | None:
+        """The stored output and exit code of this run, if nothing it depends on changed.
+
+        `meanwhile`: work the caller would do after a miss, done while a forked child compares
+        the stat table with a large tree (`TreeDigest.compute`), if one does."""
+        self.key, self.tree = self._digest(meanwhile)
         if self.key is None:
             return None
         entry = _read_json(self._entry_path(self.key))

@@ -99,6 +99,10 @@ class PackedStore:
     def delta_path(self) -> Path:
         return self.below.root / FORMAT / DELTA
 
+    def read_ahead(self) -> None:
+        """Read the last run's pack now, rather than at the first lookup."""
+        self._entries()
+
     def _entries(self) -> dict[str, Any]:
         if self._pack is None:
             self._pack = self._read()

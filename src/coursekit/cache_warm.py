@@ -17,7 +17,7 @@ run that named a path outside the course (it printed a note on stderr). What is 
 
 A symbolic link anywhere in that (or in a path given on the command line) writes no record:
 `os.lstat` of a link says nothing about what it points to. Nor does a racily clean stamp
-(`cache_tree.RACY_NS`, git's rule): an edit in the same timestamp tick as the record could
+(`cache_stats.RACY_NS`, git's rule): an edit in the same timestamp tick as the record could
 leave a stamp unchanged. The next run, after the tick, writes it.
 """
 
@@ -37,7 +37,7 @@ from coursekit import warm
 from coursekit.cache import _prune
 from coursekit.cache_env import package_entries
 from coursekit.cache_files import CACHE_DIR, _prepare, atomic_write, cache_root
-from coursekit.cache_tree import stamp_is_racy
+from coursekit.cache_stats import stamp_is_racy
 
 if TYPE_CHECKING:
     from coursekit.project import Project
@@ -111,7 +111,7 @@ def recent_first(paths: list[bytes], flat: list[int]) -> tuple[list[bytes], list
 
 def racy(flat: Sequence[int], now_ns: int) -> bool:
     """Whether any stamp changed within RACY_NS of `now_ns` (its mtime or ctime: a warm stamp
-    is the file type and mode, then a `cache_tree.file_stamp`)."""
+    is the file type and mode, then a `cache_stats.file_stamp`)."""
     size = len(warm.ABSENT)
     return any(stamp_is_racy(flat[i + 1 : i + size], now_ns) for i in range(0, len(flat), size))
 

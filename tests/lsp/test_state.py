@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LESSON
-from coursekit import cache_tree
+from coursekit import cache_stats
 from coursekit.lsp.state import CourseState
 from coursekit.project import find_project
 
@@ -23,7 +23,7 @@ def _codes(state: CourseState) -> list[str]:
 @pytest.fixture
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files written by the fixture count as settled (not racily clean): the memo keeps them."""
-    monkeypatch.setattr(cache_tree, "RACY_NS", 0)
+    monkeypatch.setattr(cache_stats, "RACY_NS", 0)
 
 
 def test_a_file_changed_on_disk_is_read_again_and_an_unchanged_one_is_not(

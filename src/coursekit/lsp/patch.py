@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from coursekit.cache_tree import file_stamp
+from coursekit.cache_stats import file_stamp
 from coursekit.load import LoadResult
 from coursekit.load.reader import DocumentReader, Models
 from coursekit.load.yamlsafe import split_front_matter
@@ -24,7 +24,7 @@ from coursekit.model.documents import BookManifest, LessonFrontMatter
 from coursekit.model.tree import Chapter, Course, Lesson
 from coursekit.rules.carried import carried, carried_past_manifests
 
-Stamp = tuple[int, ...]  # cache_tree.file_stamp: mtime, ctime, size, inode, device
+Stamp = tuple[int, ...]  # cache_stats.file_stamp: mtime, ctime, size, inode, device
 
 
 def tree_entries(folder: Path | str) -> Iterator[os.DirEntry[str]]:

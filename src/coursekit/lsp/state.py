@@ -15,7 +15,7 @@ from pathlib import Path
 
 from coursekit import memo
 from coursekit.cache import Layered
-from coursekit.cache_tree import stamp_is_racy
+from coursekit.cache_stats import stamp_is_racy
 from coursekit.diagnostics import Diagnostic
 from coursekit.engine import CheckResult, check_loaded
 from coursekit.load import LoadResult, load_course

@@ -1,0 +1,234 @@
+"""Which files of the stat table still hold: stamps compared, in this process or a forked child.
+
+A row of the stat table (coursekit.cache_tree) holds while its file has the stamp it had when
+the table was written (git's index strategy); a folder's row, while the folder gained, lost or
+renamed no entry. `survey` compares every row with the tree as it is now. At 1,000 chapters
+that is ~28,000 `lstat`s: from `SPLIT_FROM` rows a forked child takes half of them (or, when
+the run has other work to do meanwhile, the whole tree digest: `cache_tree.TreeDigest.compute`).
+
+Standard library only at module level: the warm path (`coursekit.cache`) imports it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import signal
+import stat
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TypeGuard
+
+from coursekit.warm import spare_processor
+
+RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp granularity
+# A folder's row is keyed by its path and a "/" (the course folder's: "/"), and holds its stamp
+# and "" for a digest: a folder whose stamp did not move holds the same entries (adding,
+# removing or renaming one moves it), so a tree none of whose folders moved is known from a
+# stat of each path it had, with no folder listed.
+FOLDER = "/"
+# From this many files to stat, a forked child stats the second half while the run stats the
+# first (a stat is a system call: ~18,000 files at 1,000 chapters), as the warm path does; a
+# fork and its exit cost a few ms.
+SPLIT_FROM = 8192
+
+# What `survey` finds: the folders that moved (their files are listed again, not compared),
+# the rows that hold (file -> row), and the files whose rows do not, with their stat now.
+Survey = tuple[set[str], dict[str, list[Any]], list[tuple[str, os.stat_result]]]
+
+
+def file_stamp(st: os.stat_result) -> list[int]:
+    """What says a file is unchanged without reading it: its modification and change times,
+    size, inode and device. The change time cannot be set from user space, so an edit whose
+    mtime is restored afterwards (`touch -d`) still changes the stamp."""
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev]
+
+
+def stamp_is_racy(stamp: Sequence[int], seen_ns: int) -> bool:
+    """Whether the file a stamp (`file_stamp`'s: mtime and ctime first) was taken of changed
+    so close to `seen_ns` (when it was read, or its stamp taken) that a second edit in the same
+    timestamp tick could leave its stamp unchanged: git's racy-clean rule. Such a file is read
+    (or hashed) again next time, whatever its stamp."""
+    return max(stamp[0], stamp[1]) >= seen_ns - RACY_NS
+
+
+def worth_a_child(files: int) -> bool:
+    """Whether a child is worth its fork: enough files, a second processor, and no thread
+    that a fork could find holding a lock (the process is one thread at the lookup)."""
+    if files < SPLIT_FROM or not hasattr(os, "fork"):
+        return False
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return False
+    return spare_processor()
+
+
+def holds(row: Any, st: os.stat_result, settled: int) -> TypeGuard[list[Any]]:
+    """Whether a row of the table still holds for a file stat-ed now: the same stamp, from
+    before `settled` (a racily clean stamp proves nothing), beside a digest."""
+    return (
+        type(row) is list
+        and len(row) == 6
+        and row[0] == st.st_mtime_ns
+        and row[1] == st.st_ctime_ns
+        and row[2] == st.st_size
+        and row[3] == st.st_ino
+        and row[4] == st.st_dev
+        and type(row[5]) is str
+        and max(row[0], row[1]) < settled
+    )
+
+
+def compared(
+    base: str,
+    rows: list[tuple[str, Any]],
+    settled: int,
+    same: dict[str, list[Any]],
+    files: list[tuple[str, os.stat_result]],
+) -> bool:
+    """Each file's row in `same` when it still holds, else the file and its stat in `files`;
+    False when one is no longer a regular file (OSError when one is gone)."""
+    lstat = os.lstat
+    for key, row in rows:
+        st = lstat(f"{base}/{key}")
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        if holds(row, st, settled):
+            same[key] = row  # the same row: a large tree's table is not held twice
+        else:
+            files.append((key, st))
+    return True
+
+
+def moved_folders(base: str, known: dict[str, Any], written: int) -> set[str] | None:
+    """The folders of the table whose stamp moved (or is racy), each stat-ed; None when one is
+    gone or no longer a folder (OSError when one cannot be stat-ed)."""
+    moved: set[str] = set()
+    lstat = os.lstat
+    for key, row in known.items():
+        if not key.endswith(FOLDER):
+            continue
+        folder = key[:-1]
+        st = lstat(f"{base}/{folder}" if folder else base)
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+        stamp = file_stamp(st)
+        if not (type(row) is list and row == [*stamp, ""] and not stamp_is_racy(stamp, written)):
+            moved.add(folder)
+    return moved
+
+
+def file_rows(known: dict[str, Any], moved: set[str]) -> list[tuple[str, Any]]:
+    """The table's file rows, but not those of the moved folders (listing them gives them)."""
+    return [
+        (key, row)
+        for key, row in known.items()
+        if key[-1] != FOLDER and not (moved and key.rpartition("/")[0] in moved)
+    ]
+
+
+def survey(base: str, known: dict[str, Any], written: int, split: bool = True) -> Survey | None:
+    """Every row of the table compared with the tree below `base` (`split`: from `SPLIT_FROM`
+    files, half of them by a forked child); None when a folder is gone or no longer a folder,
+    or a file of an unmoved one is no longer a regular file (OSError when one is gone)."""
+    moved = moved_folders(base, known, written)
+    if moved is None:
+        return None
+    settled = written - RACY_NS  # a stamp from before it proves the file unchanged
+    rows = file_rows(known, moved)
+    half = len(rows) // 2 if split and worth_a_child(len(rows)) else len(rows)
+    theirs = rows[half:]
+    child = in_child(lambda: _changed_keys(base, theirs, settled)) if theirs else None
+    same: dict[str, list[Any]] = {}
+    files: list[tuple[str, os.stat_result]] = []
+    try:
+        regular = compared(base, rows[:half], settled, same, files)
+    finally:
+        changed = _keys(collected(child))
+    if not regular:
+        return None
+    if changed is None:  # no child, or it failed: compared here
+        regular = compared(base, theirs, settled, same, files)
+    else:  # the rows it found changed are stat-ed again here, the rest hold
+        regular = compared(base, [(k, r) for k, r in theirs if k in changed], settled, same, files)
+        same.update((key, row) for key, row in theirs if key not in changed)
+    return (moved, same, files) if regular else None
+
+
+def _changed_keys(base: str, rows: list[tuple[str, Any]], settled: int) -> list[str] | None:
+    """(In a child.) The keys of `rows` that no longer hold; None when one is not regular."""
+    files: list[tuple[str, os.stat_result]] = []
+    return [key for key, _ in files] if compared(base, rows, settled, {}, files) else None
+
+
+def _keys(answer: Any) -> set[str] | None:
+    if isinstance(answer, list) and all(type(key) is str for key in answer):
+        return set(answer)
+    return None
+
+
+def discard(child: tuple[int, int]) -> None:
+    """A child (`in_child`'s) stopped and reaped, its answer unread."""
+    pid, read_end = child
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.close(read_end)
+    with contextlib.suppress(OSError):
+        os.waitpid(pid, 0)
+
+
+NO_ANSWER = object()  # what `collected` gives for a child that did not answer
+
+
+def in_child(work: Callable[[], Any]) -> tuple[int, int] | None:
+    """A forked child doing `work` (its pid and the pipe it answers on, as marshal bytes), or
+    None when no child could be forked."""
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    if pid == 0:  # the child: it writes its answer and exits, flushing nothing of the run's
+        status = 1
+        try:
+            os.close(read_end)
+            view = memoryview(marshal.dumps(work()))
+            while view:
+                view = view[os.write(write_end, view) :]
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    return pid, read_end
+
+
+def collected(child: tuple[int, int] | None) -> Any:
+    """The child's answer (waited for); `NO_ANSWER` for no child, or one that failed."""
+    if child is None:
+        return NO_ANSWER
+    pid, read_end = child
+    chunks: list[bytes] = []
+    try:
+        while chunk := os.read(read_end, 1 << 16):
+            chunks.append(chunk)
+    except OSError:
+        chunks = []
+    finally:
+        os.close(read_end)
+    try:
+        _, status = os.waitpid(pid, 0)
+    except OSError:
+        return NO_ANSWER
+    if status != 0 or not chunks:
+        return NO_ANSWER
+    try:
+        return marshal.loads(b"".join(chunks))
+    except (EOFError, ValueError, TypeError):
+        return NO_ANSWER
