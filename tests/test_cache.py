@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import coursekit
-from coursekit import cache, cache_env, cache_stats, cache_tree
+from coursekit import cache, cache_env, cache_stats, cache_tree, warm
 from coursekit.cli import main
 from coursekit.load.parsecache import cached_parse
 from coursekit.load.yamlparse import parse_yaml
@@ -308,10 +308,11 @@ def test_each_kind_of_input_invalidates_the_run(project: Path, change: str) -> N
 def test_a_lookup_whose_digest_a_child_took_is_as_exact(
     project: Path, monkeypatch: pytest.MonkeyPatch, change: str
 ) -> None:
-    """From 8,192 files a forked child takes the lookup's digest while the run imports what a
-    miss needs and reads the pack (#20); here from one file. It finds each change, and what it
-    wrote back serves the next run."""
+    """From 8,192 files, after the warm path saw a change the last run did not, a forked child
+    takes the lookup's digest while the run imports what a miss needs and reads the pack (#20);
+    here from one file. It finds each change, and what it wrote back serves the next run."""
     monkeypatch.setattr(cache_stats, "worth_a_child", lambda files: files >= 1)
+    monkeypatch.setattr(warm, "newest_change_ns", 2**62)  # the warm path saw a change
     adopted = _returns(monkeypatch, cache_tree.TreeDigest, "_adopted")
     runs = Runs(project)
     before = runs.check()
@@ -455,9 +456,11 @@ def test_an_edit_the_load_reads_is_not_stored_under_the_old_key(
     lookup = cache.RunCache.lookup
 
     def lookup_then_edit(
-        self: cache.RunCache, meanwhile: Callable[[], object] | None = None
+        self: cache.RunCache,
+        meanwhile: Callable[[], object] | None = None,
+        changed_ns: int | None = None,
     ) -> tuple[str, int] | None:
-        hit = lookup(self, meanwhile)
+        hit = lookup(self, meanwhile, changed_ns)
         stat = lesson.stat()
         _edit(lesson, "The next step iz in", "The next step iq in")  # the file the load reads
         os.utime(lesson, ns=(stat.st_atime_ns, stat.st_mtime_ns))

@@ -347,6 +347,9 @@ def test_a_child_that_does_not_answer_leaves_the_comparison_to_the_run(
 # The digest taken by a child while the run does something else ---------------------------------
 
 
+NEW = 2**62  # a change newer than any table (the warm path's newest stamp)
+
+
 def _changed(root: Path, change: str) -> None:
     lessons = root / "II/1-c/lessons"
     if change == "edit in place":
@@ -389,7 +392,7 @@ def test_a_child_taking_the_digest_while_the_run_works_finds_what_the_run_would(
 
     monkeypatch.setattr(os, "lstat", counted)
     helped = TreeDigest(root, table)
-    assert helped.compute(meanwhile=lambda: work.append(os.getpid())) == expected
+    assert helped.compute(meanwhile=lambda: work.append(os.getpid()), changed_ns=NEW) == expected
     assert work == [parent]
     assert stats == []
     for name in ("files", "folders", "edited", "safe"):
@@ -432,7 +435,7 @@ def test_a_child_that_does_not_answer_leaves_the_digest_to_the_run(
 
         monkeypatch.setattr(TreeDigest, "_computed_for_parent", failing)
     again = TreeDigest(root, table)
-    assert again.compute(meanwhile=lambda: work.append(1)) == expected
+    assert again.compute(meanwhile=lambda: work.append(1), changed_ns=NEW) == expected
     assert list(again.edited) == ["I/2-b/lessons/two.md"]
     assert work == ([] if failure == "no fork" else [1])  # no child: the caller does it later
     again.save()
@@ -460,7 +463,7 @@ def test_a_failure_meanwhile_stops_the_child_and_is_raised(
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        TreeDigest(root, table).compute(meanwhile=failing)
+        TreeDigest(root, table).compute(meanwhile=failing, changed_ns=NEW)
     assert len(stopped) == 1
     with pytest.raises(ChildProcessError):  # reaped
         os.waitpid(stopped[0], os.WNOHANG)
@@ -473,5 +476,34 @@ def test_a_small_tree_takes_its_digest_here_and_leaves_the_work_to_the_caller(
     table = tmp_path / ".coursekit_cache/table.bin"
     _look(root, table)
     work: list[int] = []
-    assert TreeDigest(root, table).compute(meanwhile=lambda: work.append(1)) is not None
+    assert TreeDigest(root, table).compute(meanwhile=lambda: work.append(1), changed_ns=NEW)
     assert work == []  # (fewer than SPLIT_FROM files: no child)
+
+
+def test_changes_the_last_run_saw_take_the_digest_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change older than the table (the warm path's newest stamp among the files it found
+    changed) was seen by the run that wrote it, and with no change known the lookup may hit
+    as well: its stored output is then the answer, and a child's whole digest would only
+    delay it. A newer change sends the work ahead."""
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache/table.bin"
+    lesson = root / "I/2-b/lessons/two.md"
+    lesson.write_text("two, edited", encoding="utf-8")
+    seen_by_it = lesson.stat().st_mtime_ns
+    time.sleep(TICK)
+    _look(root, table)
+    monkeypatch.setattr(cache_stats, "worth_a_child", lambda files: files >= 2)
+    work: list[int] = []
+    again = TreeDigest(root, table)
+    assert again.compute(meanwhile=lambda: work.append(1), changed_ns=seen_by_it) is not None
+    assert again.compute(meanwhile=lambda: work.append(1)) is not None  # no change known
+    assert work == []
+    lesson.write_text("two, edited again", encoding="utf-8")
+    newer = lesson.stat().st_mtime_ns
+    again = TreeDigest(root, table)
+    found = again.compute(meanwhile=lambda: work.append(1), changed_ns=newer)
+    assert work == [1]
+    assert found == _from_nothing(root, tmp_path)
+    assert list(again.edited) == ["I/2-b/lessons/two.md"]

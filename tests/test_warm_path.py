@@ -619,6 +619,24 @@ def test_a_changed_stamp_is_seen_without_stamping_every_path(
     assert not warm.unchanged([])
 
 
+def test_a_miss_says_when_the_recent_paths_last_changed(tmp_path: Path) -> None:
+    """The normal path reads it (`warm.newest_change_ns`): a change no newer than its stat
+    table was seen by the run that wrote it, and its lookup then likely hits."""
+    paths = _files_changed_in_order(tmp_path, 100)[::-1]
+    parts = warm.parts_of(paths, warm.stamps(paths))
+    assert warm.unchanged(parts) and warm.newest_change_ns is None
+    edited = Path(os.fsdecode(paths[3]))
+    edited.write_text("edited")
+    assert not warm.unchanged(parts)
+    recent = [os.lstat(path) for path in paths[: warm.FIRST_BATCH]]
+    newest = warm.newest_change_ns
+    assert newest == max(max(st.st_mtime_ns, st.st_ctime_ns) for st in recent)
+    assert newest is not None and newest >= edited.stat().st_ctime_ns
+    parts = warm.parts_of(paths, warm.stamps(paths))
+    Path(os.fsdecode(paths[-1])).write_text("edited")  # not among the recent ones
+    assert not warm.unchanged(parts) and warm.newest_change_ns is None
+
+
 @pytest.mark.parametrize("edited", [None, "first part", "this process's half", "the child's half"])
 def test_a_forked_child_compares_one_half(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edited: str | None

@@ -254,10 +254,10 @@ class RunCache:
         return cls(project.root, project.course_dir, settings)
 
     def _digest(
-        self, meanwhile: Callable[[], object] | None = None
+        self, meanwhile: Callable[[], object] | None = None, changed_ns: int | None = None
     ) -> tuple[str | None, TreeDigest]:
         tree = TreeDigest(self.course_dir, self.root / FORMAT / STAT_TABLE)
-        content = tree.compute(meanwhile=meanwhile)
+        content = tree.compute(meanwhile=meanwhile, changed_ns=changed_ns)
         if content is None:
             return None, tree
         return self._key(content, len(tree.files)), tree
@@ -281,12 +281,14 @@ class RunCache:
     def _entry_path(self, key: str) -> Path:
         return self.root / FORMAT / "runs" / f"{key}.json"
 
-    def lookup(self, meanwhile: Callable[[], object] | None = None) -> tuple[str, int] | None:
+    def lookup(
+        self, meanwhile: Callable[[], object] | None = None, changed_ns: int | None = None
+    ) -> tuple[str, int] | None:
         """The stored output and exit code of this run, if nothing it depends on changed.
 
-        `meanwhile`: work the caller would do after a miss, done while a forked child compares
-        the stat table with a large tree (`TreeDigest.compute`), if one does."""
-        self.key, self.tree = self._digest(meanwhile)
+        `meanwhile`: work the caller would do after a miss, done while a forked child takes
+        the digest of a large tree, if one does (`TreeDigest.compute`, with `changed_ns`)."""
+        self.key, self.tree = self._digest(meanwhile, changed_ns)
         if self.key is None:
             return None
         entry = _read_json(self._entry_path(self.key))

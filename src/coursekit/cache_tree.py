@@ -69,6 +69,12 @@ def _rows(table: Any) -> dict[str, Any]:
     return {}
 
 
+def _written(table: dict[str, Any]) -> int:
+    """When a table `_rows` found rows in was written (its `written_ns`)."""
+    written: int = table["written_ns"]
+    return written
+
+
 class TreeDigest:
     """The content hash of every file under the course folder, memoised by stat tuple."""
 
@@ -90,18 +96,31 @@ class TreeDigest:
         self._made: list[list[Any]] = []
 
     def compute(
-        self, table: Any = None, meanwhile: Callable[[], object] | None = None
+        self,
+        table: Any = None,
+        meanwhile: Callable[[], object] | None = None,
+        changed_ns: int | None = None,
     ) -> str | None:
         """The digest of the tree, or None when it holds something the digest cannot vouch for.
 
         `table` (a stat table as `save` writes it) stands in for the one on disk. `meanwhile`
-        is work the caller would do next, done while a forked child computes the digest and
-        writes the table back (`_in_a_child`: from `SPLIT_FROM` rows, with a processor to
-        spare); not done when no child does (the caller then does it if it needs it)."""
+        is work the caller would do after a miss, done while a forked child computes the
+        digest and writes the table back (`_computed_for_parent`), when the caller knows of a
+        change newer than the table (`changed_ns`: the newest stamp among the files the warm
+        path found changed): a miss is then all but certain. From `SPLIT_FROM` rows, with a
+        processor to spare; otherwise (and with no such change known: the lookup may well
+        hit, and a hit would wait for the child's whole digest) nothing is done ahead, and
+        the caller does that work itself if it needs it."""
         if table is None:
             table = read_table(self.table_path)
         known = _rows(table)
-        if meanwhile is not None and cache_stats.worth_a_child(len(known)):
+        if (
+            meanwhile is not None
+            and changed_ns is not None
+            and known
+            and changed_ns >= _written(table)
+            and cache_stats.worth_a_child(len(known))
+        ):
             child = cache_stats.in_child(lambda: self._computed_for_parent(table))
             if child is not None:
                 try:
@@ -145,7 +164,7 @@ class TreeDigest:
     def _computed(self, table: Any, split: bool) -> str | None:
         """`compute` in this process (`split`: a child may take half the stats)."""
         known = _rows(table)
-        written = table["written_ns"] if known else 0
+        written = _written(table) if known else 0
         now = time.time_ns()
         self._made = []
         found = self._from_table(known, written, split) if known else None

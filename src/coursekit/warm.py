@@ -139,6 +139,13 @@ def part_unchanged(part: tuple[bytes, bytes]) -> bool:
     return marshal.dumps(stamps(paths), STAMPS_VERSION) == blob
 
 
+# What the last `unchanged` learnt of a change, for the normal path that follows a miss: the
+# newest modification or change time among the record's most recently changed paths (its first
+# part), when one of those changed; None when it found none changed there. A change newer than
+# the whole-run cache's stat table means a miss (`cache_tree.TreeDigest.compute`).
+newest_change_ns: int | None = None
+
+
 def unchanged(parts: list[tuple[bytes, bytes]]) -> bool:
     """Whether every path's stamp is the one recorded, stopping at the first part that is not.
     The first part holds the most recently changed paths (`cache_warm.save`), the likeliest to
@@ -146,7 +153,16 @@ def unchanged(parts: list[tuple[bytes, bytes]]) -> bool:
     stats, not one of every path. Of the two halves after it, a forked child compares the
     second while this process compares the first, when they are large and a second processor
     is there to take one."""
-    if not parts or not part_unchanged(parts[0]):
+    global newest_change_ns
+    newest_change_ns = None
+    if not parts:
+        return False
+    joined, blob = parts[0]
+    flat = stamps(joined.split(b"\0") if joined else [])
+    if marshal.dumps(flat, STAMPS_VERSION) != blob:
+        size = len(ABSENT)
+        changes = (max(flat[i + 1], flat[i + 2]) for i in range(0, len(flat), size))
+        newest_change_ns = max(changes, default=None)
         return False
     rest = parts[1:]
     if len(rest) == 2 and _worth_a_child(rest[1]):
