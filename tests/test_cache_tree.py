@@ -443,7 +443,7 @@ def test_a_child_that_does_not_answer_leaves_the_digest_to_the_run(
     assert written is not None and "I/2-b/lessons/two.md" in written["files"]
 
 
-def test_a_failure_meanwhile_stops_the_child_and_is_raised(
+def test_a_failure_meanwhile_is_raised_once_the_child_is_reaped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = _tree(tmp_path / "course")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
-import signal
 import stat
 import sys
 from collections.abc import Callable, Sequence
@@ -169,10 +168,10 @@ def _keys(answer: Any) -> set[str] | None:
 
 
 def discard(child: tuple[int, int]) -> None:
-    """A child (`in_child`'s) stopped and reaped, its answer unread."""
+    """A child (`in_child`'s) waited for, its answer unread: not killed, so that what it
+    writes (the stat table) is written whole or not at all (its answer's pipe is closed: it
+    ends, at the latest, on writing it)."""
     pid, read_end = child
-    with contextlib.suppress(OSError):
-        os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(OSError):
         os.close(read_end)
     with contextlib.suppress(OSError):
