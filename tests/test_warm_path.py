@@ -619,9 +619,12 @@ def test_a_changed_stamp_is_seen_without_stamping_every_path(
     assert not warm.unchanged([])
 
 
-def test_a_miss_says_when_the_recent_paths_last_changed(tmp_path: Path) -> None:
+def test_a_miss_says_when_the_recent_paths_last_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The normal path reads it (`warm.newest_change_ns`): a change no newer than its stat
     table was seen by the run that wrote it, and its lookup then likely hits."""
+    monkeypatch.setattr(warm, "newest_change_ns", None)  # (restored for the checks after)
     paths = _files_changed_in_order(tmp_path, 100)[::-1]
     parts = warm.parts_of(paths, warm.stamps(paths))
     assert warm.unchanged(parts) and warm.newest_change_ns is None
