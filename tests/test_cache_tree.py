@@ -428,10 +428,10 @@ def test_a_child_that_does_not_answer_leaves_the_digest_to_the_run(
     else:
         real = TreeDigest._computed_for_parent
 
-        def failing(self: TreeDigest, table: Any) -> Any:
+        def failing(self: TreeDigest, *args: Any) -> Any:
             if os.getpid() != parent:
                 raise RuntimeError("the child fails")
-            return real(self, table)
+            return real(self, *args)
 
         monkeypatch.setattr(TreeDigest, "_computed_for_parent", failing)
     again = TreeDigest(root, table)

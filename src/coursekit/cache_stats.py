@@ -33,8 +33,11 @@ FOLDER = "/"
 SPLIT_FROM = 8192
 
 # What `survey` finds: the folders that moved (their files are listed again, not compared),
-# the rows that hold (file -> row), and the files whose rows do not, with their stat now.
-Survey = tuple[set[str], dict[str, list[Any]], list[tuple[str, os.stat_result]]]
+# the rows of those that did not (folder + "/" -> row), the file rows that hold (file -> row),
+# and the files whose rows do not, with their stat now.
+Survey = tuple[
+    set[str], dict[str, list[Any]], dict[str, list[Any]], list[tuple[str, os.stat_result]]
+]
 
 
 def file_stamp(st: os.stat_result) -> list[int]:
@@ -100,10 +103,14 @@ def compared(
     return True
 
 
-def moved_folders(base: str, known: dict[str, Any], written: int) -> set[str] | None:
-    """The folders of the table whose stamp moved (or is racy), each stat-ed; None when one is
-    gone or no longer a folder (OSError when one cannot be stat-ed)."""
+def folder_rows(
+    base: str, known: dict[str, Any], written: int
+) -> tuple[set[str], dict[str, list[Any]]] | None:
+    """The folders of the table whose stamp moved (or is racy), and the rows of those whose
+    stamp did not, each folder stat-ed once; None when one is gone or no longer a folder
+    (OSError when one cannot be stat-ed)."""
     moved: set[str] = set()
+    kept: dict[str, list[Any]] = {}
     lstat = os.lstat
     for key, row in known.items():
         if not key.endswith(FOLDER):
@@ -113,9 +120,11 @@ def moved_folders(base: str, known: dict[str, Any], written: int) -> set[str] | 
         if not stat.S_ISDIR(st.st_mode):
             return None
         stamp = file_stamp(st)
-        if not (type(row) is list and row == [*stamp, ""] and not stamp_is_racy(stamp, written)):
+        if type(row) is list and row == [*stamp, ""] and not stamp_is_racy(stamp, written):
+            kept[key] = row
+        else:
             moved.add(folder)
-    return moved
+    return moved, kept
 
 
 def file_rows(known: dict[str, Any], moved: set[str]) -> list[tuple[str, Any]]:
@@ -131,9 +140,10 @@ def survey(base: str, known: dict[str, Any], written: int, split: bool = True) -
     """Every row of the table compared with the tree below `base` (`split`: from `SPLIT_FROM`
     files, half of them by a forked child); None when a folder is gone or no longer a folder,
     or a file of an unmoved one is no longer a regular file (OSError when one is gone)."""
-    moved = moved_folders(base, known, written)
-    if moved is None:
+    folders = folder_rows(base, known, written)
+    if folders is None:
         return None
+    moved, kept = folders
     settled = written - RACY_NS  # a stamp from before it proves the file unchanged
     rows = file_rows(known, moved)
     half = len(rows) // 2 if split and worth_a_child(len(rows)) else len(rows)
@@ -152,7 +162,7 @@ def survey(base: str, known: dict[str, Any], written: int, split: bool = True) -
     else:  # the rows it found changed are stat-ed again here, the rest hold
         regular = compared(base, [(k, r) for k, r in theirs if k in changed], settled, same, files)
         same.update((key, row) for key, row in theirs if key not in changed)
-    return (moved, same, files) if regular else None
+    return (moved, kept, same, files) if regular else None
 
 
 def _changed_keys(base: str, rows: list[tuple[str, Any]], settled: int) -> list[str] | None:

@@ -57,22 +57,16 @@ def write_table(path: Path, table: dict[str, Any]) -> bool:
     return write_records(path, TABLE_MAGIC, itertools.chain([table["written_ns"]], chunks))
 
 
-def _rows(table: Any) -> dict[str, Any]:
-    """The rows of a stat table as `read_table` gives it; {} for no table or a damaged one."""
+def _rows(table: Any) -> tuple[dict[str, Any], int]:
+    """The rows of a stat table as `read_table` gives it and when it was written; ({}, 0) for
+    no table or a damaged one."""
     if (
         isinstance(table, dict)
         and isinstance(table.get("files"), dict)
         and type(table.get("written_ns")) is int
     ):
-        rows: dict[str, Any] = table["files"]
-        return rows
-    return {}
-
-
-def _written(table: dict[str, Any]) -> int:
-    """When a table `_rows` found rows in was written (its `written_ns`)."""
-    written: int = table["written_ns"]
-    return written
+        return table["files"], table["written_ns"]
+    return {}, 0
 
 
 class TreeDigest:
@@ -111,17 +105,15 @@ class TreeDigest:
         processor to spare; otherwise (and with no such change known: the lookup may well
         hit, and a hit would wait for the child's whole digest) nothing is done ahead, and
         the caller does that work itself if it needs it."""
-        if table is None:
-            table = read_table(self.table_path)
-        known = _rows(table)
+        known, written = _rows(read_table(self.table_path) if table is None else table)
         if (
             meanwhile is not None
             and changed_ns is not None
             and known
-            and changed_ns >= _written(table)
+            and changed_ns >= written
             and cache_stats.worth_a_child(len(known))
         ):
-            child = cache_stats.in_child(lambda: self._computed_for_parent(table))
+            child = cache_stats.in_child(lambda: self._computed_for_parent(known, written))
             if child is not None:
                 try:
                     meanwhile()
@@ -132,14 +124,14 @@ class TreeDigest:
                 if self._adopted(answer):
                     digest: str | None = answer[0]
                     return digest
-        return self._computed(table, split=True)
+        return self._computed(known, written, split=True)
 
-    def _computed_for_parent(self, table: Any) -> list[Any]:
+    def _computed_for_parent(self, known: dict[str, Any], written: int) -> list[Any]:
         """(In the child.) The digest, the table written back, and what the parent keeps of
         the run: every file's digest, the folders, the edited files, the rows still racy."""
-        digest = self._computed(table, split=False)  # (the parent holds the other processor)
+        digest = self._computed(known, written, split=False)  # (the parent holds the other core)
         self.save(release=True)
-        return [digest, self.files, sorted(self.folders), self.edited, self._made, self.safe]
+        return [digest, self.files, self.folders, self.edited, self._made, self.safe]
 
     def _adopted(self, answer: Any) -> bool:
         """Take what the child computed (`_computed_for_parent`); False when it did not answer
@@ -151,20 +143,18 @@ class TreeDigest:
         if not (
             (digest is None or type(digest) is str)
             and type(files) is dict
-            and type(folders) is list
+            and type(folders) is set
             and type(edited) is dict
             and type(made) is list
             and type(safe) is bool
         ):
             return False
-        self.files, self.folders, self.edited, self._made = files, set(folders), edited, made
+        self.files, self.folders, self.edited, self._made = files, folders, edited, made
         self.safe, self.changed = safe, False
         return True
 
-    def _computed(self, table: Any, split: bool) -> str | None:
+    def _computed(self, known: dict[str, Any], written: int, split: bool) -> str | None:
         """`compute` in this process (`split`: a child may take half the stats)."""
-        known = _rows(table)
-        written = _written(table) if known else 0
         now = time.time_ns()
         self._made = []
         found = self._from_table(known, written, split) if known else None
@@ -250,11 +240,9 @@ class TreeDigest:
             return None
         if surveyed is None:
             return None
-        moved, same, files = surveyed
-        self._folder_rows = {
-            key: row for key, row in known.items() if key[-1] == FOLDER and key[:-1] not in moved
-        }
-        self.folders.update(key[:-1] for key in known if key[-1] == FOLDER and key != FOLDER)
+        moved, self._folder_rows, same, files = surveyed
+        self.folders.update(key[:-1] for key in self._folder_rows if key != FOLDER)
+        self.folders.update(folder for folder in moved if folder)
         if moved:  # listed again, and walked into where the table held nothing
             relisted = [(f"{f}/" if f else "", f"{base}/{f}" if f else base) for f in moved]
             files += self._listed(relisted, known)

@@ -134,9 +134,14 @@ def parts_of(paths: list[bytes], flat: list[int]) -> list[tuple[bytes, bytes]]:
 
 def part_unchanged(part: tuple[bytes, bytes]) -> bool:
     """Whether every path of a part has the stamp recorded beside it."""
+    return _stamps_if_changed(part) is None
+
+
+def _stamps_if_changed(part: tuple[bytes, bytes]) -> list[int] | None:
+    """The part's stamps now (`stamps`), when one is not the one recorded; else None."""
     joined, blob = part
-    paths = joined.split(b"\0") if joined else []
-    return marshal.dumps(stamps(paths), STAMPS_VERSION) == blob
+    flat = stamps(joined.split(b"\0") if joined else [])
+    return None if marshal.dumps(flat, STAMPS_VERSION) == blob else flat
 
 
 # What the last `unchanged` learnt of a change, for the normal path that follows a miss: the
@@ -157,9 +162,8 @@ def unchanged(parts: list[tuple[bytes, bytes]]) -> bool:
     newest_change_ns = None
     if not parts:
         return False
-    joined, blob = parts[0]
-    flat = stamps(joined.split(b"\0") if joined else [])
-    if marshal.dumps(flat, STAMPS_VERSION) != blob:
+    flat = _stamps_if_changed(parts[0])
+    if flat is not None:
         size = len(ABSENT)
         changes = (max(flat[i + 1], flat[i + 2]) for i in range(0, len(flat), size))
         newest_change_ns = max(changes, default=None)

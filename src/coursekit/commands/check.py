@@ -61,7 +61,7 @@ def run_cached(
     if _resident is not None:
         _known_format(output_format)
         return _resident(project, paths, output_format, out, color, options)
-    from coursekit import cache
+    from coursekit import cache, warm
     from coursekit.cache_pack import PackedStore
 
     runs = cache.RunCache.for_check(project, paths, output_format, color, options)
@@ -74,8 +74,6 @@ def run_cached(
     # At 1,000 chapters, when the warm path saw a change the last run did not, a forked child
     # takes the digest (~28,000 stamps, ~0.2 s) while this process imports what the miss needs
     # and reads the last run's pack (~0.13 and ~0.08 s).
-    from coursekit import warm
-
     hit = runs.lookup(meanwhile, warm.newest_change_ns)
     if hit is not None:
         out.write(hit[0])
