@@ -619,7 +619,7 @@ def test_a_changed_stamp_is_seen_without_stamping_every_path(
     assert not warm.unchanged([])
 
 
-def test_a_miss_says_when_the_recent_paths_last_changed(
+def test_a_miss_says_when_the_part_it_found_changed_last_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The normal path reads it (`warm.newest_change_ns`): a change no newer than its stat
@@ -636,8 +636,15 @@ def test_a_miss_says_when_the_recent_paths_last_changed(
     assert newest == max(max(st.st_mtime_ns, st.st_ctime_ns) for st in recent)
     assert newest is not None and newest >= edited.stat().st_ctime_ns
     parts = warm.parts_of(paths, warm.stamps(paths))
-    Path(os.fsdecode(paths[-1])).write_text("edited")  # not among the recent ones
-    assert not warm.unchanged(parts) and warm.newest_change_ns is None
+    later = Path(os.fsdecode(paths[-1]))
+    later.write_text("edited")  # not among the recent ones: the time of the part it is in
+    assert not warm.unchanged(parts)
+    others = [os.lstat(path) for path in paths[warm.FIRST_BATCH :]]
+    assert warm.newest_change_ns is not None
+    assert warm.newest_change_ns <= max(max(st.st_mtime_ns, st.st_ctime_ns) for st in others)
+    assert warm.newest_change_ns >= later.stat().st_ctime_ns
+    later.unlink()  # an absent path is a change too
+    assert not warm.unchanged(parts) and warm.newest_change_ns is not None
 
 
 @pytest.mark.parametrize("edited", [None, "first part", "this process's half", "the child's half"])
@@ -647,6 +654,7 @@ def test_a_forked_child_compares_one_half(
     if not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one processor: the halves are compared one after the other")
     monkeypatch.setattr(warm, "FORK_FROM", 200)
+    monkeypatch.setattr(warm, "newest_change_ns", None)  # (restored for the checks after)
     paths = _files_changed_in_order(tmp_path, 600)[::-1]
     parts = warm.parts_of(paths, warm.stamps(paths))
     forks: list[int] = []
@@ -664,6 +672,12 @@ def test_a_forked_child_compares_one_half(
         Path(os.fsdecode(paths[where[edited]])).write_text("edited")
     assert warm.unchanged(parts) is (edited is None)
     assert len(forks) == (0 if edited == "first part" else 1)
+    if edited is not None:  # whichever process found it, the change's time is known
+        changed = os.lstat(paths[where[edited]])
+        assert warm.newest_change_ns is not None
+        assert warm.newest_change_ns >= changed.st_ctime_ns
+    else:
+        assert warm.newest_change_ns is None
     for child in forks:
         with pytest.raises(ChildProcessError):  # reaped
             os.waitpid(child, os.WNOHANG)
@@ -693,5 +707,8 @@ def test_no_process_to_spare_compares_the_halves_one_after_the_other(
     paths = _files_changed_in_order(tmp_path, 600)[::-1]
     parts = warm.parts_of(paths, warm.stamps(paths))
     assert warm.unchanged(parts)
+    monkeypatch.setattr(warm, "newest_change_ns", None)  # (restored for the checks after)
     Path(os.fsdecode(paths[500])).write_text("edited")  # in the half a child would compare
     assert not warm.unchanged(parts)
+    assert warm.newest_change_ns is not None
+    assert warm.newest_change_ns >= os.lstat(paths[500]).st_ctime_ns

@@ -132,11 +132,6 @@ def parts_of(paths: list[bytes], flat: list[int]) -> list[tuple[bytes, bytes]]:
     ]
 
 
-def part_unchanged(part: tuple[bytes, bytes]) -> bool:
-    """Whether every path of a part has the stamp recorded beside it."""
-    return _stamps_if_changed(part) is None
-
-
 def _stamps_if_changed(part: tuple[bytes, bytes]) -> list[int] | None:
     """The part's stamps now (`stamps`), when one is not the one recorded; else None."""
     joined, blob = part
@@ -145,9 +140,9 @@ def _stamps_if_changed(part: tuple[bytes, bytes]) -> list[int] | None:
 
 
 # What the last `unchanged` learnt of a change, for the normal path that follows a miss: the
-# newest modification or change time among the record's most recently changed paths (its first
-# part), when one of those changed; None when it found none changed there. A change newer than
-# the whole-run cache's stat table means a miss (`cache_tree.TreeDigest.compute`).
+# newest modification or change time among the paths of the part where it found one changed;
+# None when it found none. A change newer than the whole-run cache's stat table means a miss
+# (`cache_tree.TreeDigest.compute`).
 newest_change_ns: int | None = None
 
 
@@ -162,16 +157,27 @@ def unchanged(parts: list[tuple[bytes, bytes]]) -> bool:
     newest_change_ns = None
     if not parts:
         return False
-    flat = _stamps_if_changed(parts[0])
-    if flat is not None:
-        size = len(ABSENT)
-        changes = (max(flat[i + 1], flat[i + 2]) for i in range(0, len(flat), size))
-        newest_change_ns = max(changes, default=None)
-        return False
     rest = parts[1:]
     if len(rest) == 2 and _worth_a_child(rest[1]):
-        return _both_unchanged(rest[0], rest[1])
-    return all(part_unchanged(part) for part in rest)
+        newest_change_ns = _change_in(parts[0])
+        if newest_change_ns is None:
+            newest_change_ns = _change_in_both(rest[0], rest[1])
+    else:
+        for part in parts:
+            newest_change_ns = _change_in(part)
+            if newest_change_ns is not None:
+                break
+    return newest_change_ns is None
+
+
+def _change_in(part: tuple[bytes, bytes]) -> int | None:
+    """None when every path of the part has its recorded stamp; else the newest modification
+    or change time among them (a path now absent counts 0)."""
+    flat = _stamps_if_changed(part)
+    if flat is None:
+        return None
+    size = len(ABSENT)
+    return max((max(flat[i + 1], flat[i + 2]) for i in range(0, len(flat), size)), default=0)
 
 
 def _worth_a_child(part: tuple[bytes, bytes]) -> bool:
@@ -187,23 +193,46 @@ def spare_processor() -> bool:
         return False
 
 
-def _both_unchanged(mine: tuple[bytes, bytes], theirs: tuple[bytes, bytes]) -> bool:
-    """`part_unchanged` of both parts, `theirs` compared by a forked child at the same time."""
+def _change_in_both(mine: tuple[bytes, bytes], theirs: tuple[bytes, bytes]) -> int | None:
+    """`_change_in` of both parts, `theirs` compared by a forked child at the same time: its
+    exit status says whether it found a change, the pipe when (8 bytes)."""
+    read_end = write_end = -1
     try:
+        read_end, write_end = os.pipe()
         child = os.fork()
     except OSError:  # no process to spare: one after the other
-        return part_unchanged(mine) and part_unchanged(theirs)
-    if child == 0:  # the child: its answer is its exit status; it writes and flushes nothing
+        for end in (read_end, write_end):
+            if end >= 0:
+                os.close(end)
+        change = _change_in(mine)
+        return change if change is not None else _change_in(theirs)
+    if child == 0:  # the child: it writes its answer to the pipe and flushes nothing else
         status = 1
         try:
-            status = 0 if part_unchanged(theirs) else 1
+            os.close(read_end)
+            found = _change_in(theirs)
+            if found is None:
+                status = 0
+            else:
+                os.write(write_end, found.to_bytes(8, "little", signed=True))
+                status = 2
         finally:
             os._exit(status)
-    same = part_unchanged(mine)
-    if not same:
-        os.kill(child, 9)  # its answer no longer matters
-    _, status = os.waitpid(child, 0)
-    return same and status == 0
+    os.close(write_end)
+    try:
+        change = _change_in(mine)
+        if change is not None:
+            os.kill(child, 9)  # its answer no longer matters
+        _, status = os.waitpid(child, 0)
+        if change is not None:
+            return change
+        if status == 0:
+            return None
+        answer = os.read(read_end, 8) if os.waitstatus_to_exitcode(status) == 2 else b""
+        # a child that failed found no time: 0, a change older than any table (a plain lookup)
+        return int.from_bytes(answer, "little", signed=True) if len(answer) == 8 else 0
+    finally:
+        os.close(read_end)
 
 
 def encode(key: str, paths: list[bytes], flat: list[int], output: str, code: int) -> bytes:
