@@ -267,14 +267,16 @@ def test_the_cache_lives_where_python_keeps_coursekits_bytecode() -> None:
 
 
 def test_the_coursekit_command_installs_it_once_the_warm_path_has_missed(tmp_path: Path) -> None:
-    code = (
-        "import sys, dataclasses\n"
+    code = (  # (told at exit: the command leaves without returning, coursekit.__main__.leave)
+        "import atexit, sys, dataclasses, re\n"
         "from coursekit.__main__ import main\n"
+        "def tell():\n"
+        "    installed = 'exec' in vars(dataclasses)"
+        " and re._compiler.compile.__module__ != 're._compiler'\n"
+        "    sys.stderr.write('installed: %s\\n' % installed)\n"
+        "atexit.register(tell)\n"
         "sys.argv = ['coursekit', 'explain', 'CK101']\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "import re\n"
-        "installed = 'exec' in vars(dataclasses) and re._compiler.compile.__module__ != 're._compiler'\n"
-        "sys.stderr.write('installed: %s\\n' % installed)\n"
+        "main()\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
