@@ -6,6 +6,7 @@ and stat-ed its ~18,000 files (~0.2 s) to find the one file that changed.
 
 from __future__ import annotations
 
+import ast
 import os
 import random
 import shutil
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from coursekit import cache_stats
+from coursekit import cache_stats, cache_tree
 from coursekit.cache_files import sha256
 from coursekit.cache_tree import TreeDigest, read_table
 
@@ -316,6 +317,87 @@ def test_a_child_comparing_half_the_files_finds_the_edit_in_either_half(
     inside = f"{root}/"
     files_here = [p for p in stats if p.startswith(inside) and not os.path.isdir(p)]
     assert len(files_here) <= 10 // 2 + 1, files_here
+
+
+def test_the_child_answers_with_the_changes_before_it_writes_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its answer is what changed from the table both processes hold (not every file's
+    digest: ~2.7 MB at 1,000 chapters), and the run takes it while the child writes the
+    table back; `save` waits for that table."""
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache/table.bin"
+    _look(root, table)
+    (root / "I/2-b/lessons/two.md").write_text("two, edited", encoding="utf-8")
+    (root / "I/3-new").mkdir()
+    (root / "I/3-new/chapter.yaml").write_text("id: new\n", encoding="utf-8")
+    (root / "II/1-c/lessons/one.md").unlink()
+    expected = _from_nothing(root, tmp_path)
+    monkeypatch.setattr(cache_stats, "worth_a_child", lambda files: files >= 2)
+    parent, answers = os.getpid(), []
+    real_answer, real_save = TreeDigest._computed_for_parent, TreeDigest.save
+
+    def answering(self: TreeDigest, *args: Any) -> Any:
+        answer = real_answer(self, *args)
+        (tmp_path / "answer").write_text(repr(answer[1:5]), encoding="utf-8")
+        return answer
+
+    def slow_save(self: TreeDigest, release: bool = False) -> None:
+        if os.getpid() != parent:  # the child, once it has answered
+            time.sleep(1.5)
+        real_save(self, release)
+
+    monkeypatch.setattr(TreeDigest, "_computed_for_parent", answering)
+    monkeypatch.setattr(TreeDigest, "save", slow_save)
+    before = table.stat().st_mtime_ns
+    helped = TreeDigest(root, table)
+    started = time.monotonic()
+    assert helped.compute(meanwhile=lambda: answers.append(1), changed_ns=NEW) == expected
+    assert time.monotonic() - started < 1.2  # not after the child's table
+    assert table.stat().st_mtime_ns == before  # still being written
+    changed, gone, added, removed = ast.literal_eval(
+        (tmp_path / "answer").read_text(encoding="utf-8")
+    )
+    assert set(changed) == {"I/2-b/lessons/two.md", "I/3-new/chapter.yaml"}
+    assert gone == ["II/1-c/lessons/one.md"]
+    assert (added, removed) == ({"I/3-new"}, set())
+    assert "II/1-c/lessons/one.md" not in helped.files
+    assert helped.files["I/3-new/chapter.yaml"] == changed["I/3-new/chapter.yaml"]
+    assert "I/3-new" in helped.folders
+    helped.save()  # waits for the child's table
+    written = read_table(table)
+    assert written is not None and "I/3-new/chapter.yaml" in written["files"]
+    assert "II/1-c/lessons/one.md" not in written["files"]
+
+
+@pytest.mark.parametrize("edited", ["a recent file", "an older file"])
+def test_with_no_change_known_the_tables_recent_paths_say_whether_to_send_it_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edited: str
+) -> None:
+    """With no warm record for the command line (an author who never ran an unchanged check),
+    the warm path knows of no change: the table names its most recently changed paths, and an
+    edit among them (the file edited last, again) sends the digest ahead to a child."""
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache/table.bin"
+    _look(root, table)
+    monkeypatch.setattr(cache_tree, "RECENT", 3)
+    recent = root / "I/2-b/lessons/two.md"
+    recent.write_text("two, edited", encoding="utf-8")
+    _look(root, table)
+    written = read_table(table)
+    assert written is not None and len(written["recent"]) == 3
+    assert written["recent"][0] == "I/2-b/lessons/two.md"
+    assert "I/1-a/lessons/one.md" not in written["recent"]  # (written first)
+    target = recent if edited == "a recent file" else root / "I/1-a/lessons/one.md"
+    target.write_text("edited again", encoding="utf-8")
+    expected = _from_nothing(root, tmp_path)
+    monkeypatch.setattr(cache_stats, "worth_a_child", lambda files: files >= 2)
+    work: list[int] = []  # done meanwhile: only while a child takes the digest
+    again = TreeDigest(root, table)
+    assert again.compute(meanwhile=lambda: work.append(1)) == expected
+    assert list(again.edited) == [str(target.relative_to(root))]
+    # (a lookup that may hit does not wait for a child's whole digest)
+    assert work == ([1] if edited == "a recent file" else [])
 
 
 @pytest.mark.parametrize("failure", ["no fork", "the child fails"])

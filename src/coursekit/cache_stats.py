@@ -191,9 +191,12 @@ def discard(child: tuple[int, int]) -> None:
 NO_ANSWER = object()  # what `collected` gives for a child that did not answer
 
 
-def in_child(work: Callable[[], Any]) -> tuple[int, int] | None:
+def in_child(
+    work: Callable[[], Any], then: Callable[[], object] | None = None
+) -> tuple[int, int] | None:
     """A forked child doing `work` (its pid and the pipe it answers on, as marshal bytes), or
-    None when no child could be forked."""
+    None when no child could be forked. `then` is done by the child after it answered and
+    closed the pipe: the parent may go on with the answer meanwhile (`collected(reap=False)`)."""
     try:
         read_end, write_end = os.pipe()
     except OSError:
@@ -211,6 +214,9 @@ def in_child(work: Callable[[], Any]) -> tuple[int, int] | None:
             view = memoryview(marshal.dumps(work()))
             while view:
                 view = view[os.write(write_end, view) :]
+            os.close(write_end)
+            if then is not None:
+                then()
             status = 0
         finally:
             os._exit(status)
@@ -218,8 +224,11 @@ def in_child(work: Callable[[], Any]) -> tuple[int, int] | None:
     return pid, read_end
 
 
-def collected(child: tuple[int, int] | None) -> Any:
-    """The child's answer (waited for); `NO_ANSWER` for no child, or one that failed."""
+def collected(child: tuple[int, int] | None, reap: bool = True) -> Any:
+    """The child's answer (waited for); `NO_ANSWER` for no child, or one that failed. With
+    `reap` False the answer is taken as soon as the child closed the pipe, whole (marshal
+    refuses a cut one), and the caller reaps the child (`reaped`) once what it does after
+    answering is wanted."""
     if child is None:
         return NO_ANSWER
     pid, read_end = child
@@ -231,13 +240,20 @@ def collected(child: tuple[int, int] | None) -> Any:
         chunks = []
     finally:
         os.close(read_end)
-    try:
-        _, status = os.waitpid(pid, 0)
-    except OSError:
+    if reap and not reaped(pid):
         return NO_ANSWER
-    if status != 0 or not chunks:
+    if not chunks:
         return NO_ANSWER
     try:
         return marshal.loads(b"".join(chunks))
     except (EOFError, ValueError, TypeError):
         return NO_ANSWER
+
+
+def reaped(pid: int) -> bool:
+    """Whether the child (waited for) exited with status 0."""
+    try:
+        _, status = os.waitpid(pid, 0)
+    except OSError:
+        return False
+    return status == 0

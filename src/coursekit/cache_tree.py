@@ -11,6 +11,7 @@ Standard library only at module level: the warm path (`coursekit.cache`) imports
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import os
 import time
@@ -33,28 +34,32 @@ from coursekit.cache_stats import (
 # dict in C, where a record per row cost a Python loop over ~18,000 of them at 1,000 chapters
 # (59 against 23-27 ms to read). Bump the last number when a record's shape changes.
 STAT_TABLE = "stat-table.bin"  # in the cache's versioned folder
-TABLE_MAGIC = b"coursekit-stat-table\0" + b"3\0"
+TABLE_MAGIC = b"coursekit-stat-table\0" + b"4\0"
 ROWS_PER_RECORD = 4096
+# The table also names its most recently changed paths: an author's next edit is likeliest
+# among them, and a change there, seen in a few stats, says the lookup will miss (`compute`).
+RECENT = 64
 
 
 def read_table(path: Path) -> dict[str, Any] | None:
     """The stat table `TreeDigest.save` wrote at `path`, as `compute` takes it; None for
     anything else (a row of the wrong shape is a changed file: `compute` checks each)."""
     records = read_records(path, TABLE_MAGIC)
-    if not records:
+    if not records or len(records) < 2:
         return None
     files: dict[str, Any] = {}
-    for record in records[1:]:
+    for record in records[2:]:
         if not isinstance(record, dict):
             return None
         files.update(record)
-    return {"written_ns": records[0], "files": files}
+    return {"written_ns": records[0], "recent": records[1], "files": files}
 
 
 def write_table(path: Path, table: dict[str, Any]) -> bool:
     rows = iter(table["files"].items())
     chunks = iter(lambda: dict(itertools.islice(rows, ROWS_PER_RECORD)), {})
-    return write_records(path, TABLE_MAGIC, itertools.chain([table["written_ns"]], chunks))
+    head = [table["written_ns"], table.get("recent", [])]
+    return write_records(path, TABLE_MAGIC, itertools.chain(head, chunks))
 
 
 def _rows(table: Any) -> tuple[dict[str, Any], int]:
@@ -67,6 +72,34 @@ def _rows(table: Any) -> tuple[dict[str, Any], int]:
     ):
         return table["files"], table["written_ns"]
     return {}, 0
+
+
+def _recent(table: Any) -> list[str]:
+    """The table's most recently changed paths (`RECENT`, as `save` found them)."""
+    recent = table.get("recent") if isinstance(table, dict) else None
+    if isinstance(recent, list) and all(type(rel) is str for rel in recent):
+        return recent
+    return []
+
+
+def _most_recent(rows: dict[str, list[Any]]) -> list[str]:
+    """The `RECENT` paths whose rows were changed last (by modification or change time)."""
+    newest = heapq.nlargest(RECENT, ((max(row[0], row[1]), rel) for rel, row in rows.items()))
+    return [rel for _, rel in newest]
+
+
+def _named_by(known: dict[str, Any]) -> tuple[dict[str, str], set[str]]:
+    """The files (-> digest) and folders a stat table's rows name, as the child and the
+    parent both derive them: what the child's answer is a change from."""
+    files: dict[str, str] = {}
+    folders: set[str] = set()
+    for rel, row in known.items():
+        if rel[-1:] == "/":
+            if rel != FOLDER:
+                folders.add(rel[:-1])
+        elif type(row) is list and len(row) == 6 and type(row[5]) is str:
+            files[rel] = row[5]
+    return files, folders
 
 
 class TreeDigest:
@@ -88,6 +121,7 @@ class TreeDigest:
         # the rows `compute` made (new or changed files, folders listed): a row it kept was
         # settled before the table was written, so only these can be racily clean
         self._made: list[list[Any]] = []
+        self._writer: int | None = None  # a forked child writing the table back
 
     def compute(
         self,
@@ -101,57 +135,95 @@ class TreeDigest:
         is work the caller would do after a miss, done while a forked child computes the
         digest and writes the table back (`_computed_for_parent`), when the caller knows of a
         change newer than the table (`changed_ns`: the newest stamp among the files the warm
-        path found changed): a miss is then all but certain. From `SPLIT_FROM` rows, with a
+        path found changed; without one, the table's `RECENT` most recently changed paths are
+        stat-ed for one): a miss is then all but certain. From `SPLIT_FROM` rows, with a
         processor to spare; otherwise (and with no such change known: the lookup may well
         hit, and a hit would wait for the child's whole digest) nothing is done ahead, and
         the caller does that work itself if it needs it."""
-        known, written = _rows(read_table(self.table_path) if table is None else table)
-        if (
-            meanwhile is not None
-            and changed_ns is not None
-            and known
-            and changed_ns >= written
-            and cache_stats.worth_a_child(len(known))
-        ):
-            child = cache_stats.in_child(lambda: self._computed_for_parent(known, written))
+        table = read_table(self.table_path) if table is None else table
+        known, written = _rows(table)
+        ahead = meanwhile is not None and bool(known) and cache_stats.worth_a_child(len(known))
+        if ahead and changed_ns is None:  # no record of the warm path's: the table's recent
+            changed_ns = self._recent_change(_recent(table), known)
+        if meanwhile is not None and ahead and changed_ns is not None and changed_ns >= written:
+            child = cache_stats.in_child(
+                lambda: self._computed_for_parent(known, written), lambda: self.save(release=True)
+            )
             if child is not None:
                 try:
                     meanwhile()
                 except BaseException:
                     cache_stats.discard(child)
                     raise
-                answer = cache_stats.collected(child)
-                if self._adopted(answer):
+                # the answer, taken while the child writes the table back (`save` waits)
+                self._writer = child[0]
+                answer = cache_stats.collected(child, reap=False)
+                if self._adopted(answer, known):
                     digest: str | None = answer[0]
                     return digest
+                self._wait_for_writer()
         return self._computed(known, written, split=True)
 
-    def _computed_for_parent(self, known: dict[str, Any], written: int) -> list[Any]:
-        """(In the child.) The digest, the table written back, and what the parent keeps of
-        the run: every file's digest, the folders, the edited files, the rows still racy."""
-        digest = self._computed(known, written, split=False)  # (the parent holds the other core)
-        self.save(release=True)
-        return [digest, self.files, self.folders, self.edited, self._made, self.safe]
+    def _recent_change(self, recent: list[str], known: dict[str, Any]) -> int | None:
+        """The newest modification or change time among the `recent` paths whose row no longer
+        holds (one gone: now); None when each still has the stamp of its row."""
+        newest: int | None = None
+        base = str(self.course_dir)
+        for rel in recent:
+            row = known.get(rel)
+            path = base if rel == FOLDER else f"{base}/{rel.removesuffix('/')}"
+            try:
+                st = os.lstat(path)
+            except OSError:
+                return time.time_ns()
+            if not (type(row) is list and row[:5] == file_stamp(st)):
+                newest = max(newest or 0, st.st_mtime_ns, st.st_ctime_ns)
+        return newest
 
-    def _adopted(self, answer: Any) -> bool:
+    def _computed_for_parent(self, known: dict[str, Any], written: int) -> list[Any]:
+        """(In the child.) The digest, and what the parent keeps of the run, as changes from
+        what the table both processes hold names (`_named_by`); the parent takes it while the
+        child writes the table back. (Every file's digest sent whole was ~2.7 MB and ~13 ms to
+        marshal at 1,000 chapters, and writing the table first ~17 ms more.)"""
+        digest = self._computed(known, written, split=False)  # (the parent holds the other core)
+        files, folders = _named_by(known)
+        changed = {rel: d for rel, d in self.files.items() if files.get(rel) != d}
+        gone = [rel for rel in files if rel not in self.files]
+        racy = [row for row in self._made if stamp_is_racy(row, self._now)]
+        added, removed = self.folders - folders, folders - self.folders
+        return [digest, changed, gone, added, removed, self.edited, racy, self.safe]
+
+    def _adopted(self, answer: Any, known: dict[str, Any]) -> bool:
         """Take what the child computed (`_computed_for_parent`); False when it did not answer
-        that. The child wrote the table back, or failed to: either way this process holds no
-        rows to write (a later `save` writes nothing)."""
-        if not (type(answer) is list and len(answer) == 6):
+        that. The child writes the table back, or fails to: either way this process holds no
+        rows to write (a later `save` writes nothing, once the child is done)."""
+        if not (type(answer) is list and len(answer) == 8):
             return False
-        digest, files, folders, edited, made, safe = answer
+        digest, changed, gone, added, removed, edited, made, safe = answer
         if not (
             (digest is None or type(digest) is str)
-            and type(files) is dict
-            and type(folders) is set
+            and type(changed) is dict
+            and type(gone) is list
+            and type(added) is set
+            and type(removed) is set
             and type(edited) is dict
             and type(made) is list
             and type(safe) is bool
         ):
             return False
-        self.files, self.folders, self.edited, self._made = files, folders, edited, made
-        self.safe, self.changed = safe, False
+        files, folders = _named_by(known)
+        files.update(changed)
+        for rel in gone:
+            files.pop(rel, None)
+        self.files, self.folders = files, (folders - removed) | added
+        self.edited, self._made, self.safe, self.changed = edited, made, safe, False
         return True
+
+    def _wait_for_writer(self) -> None:
+        """Wait for the child writing the table (if one is), and forget it."""
+        if self._writer is not None:
+            cache_stats.reaped(self._writer)
+            self._writer = None
 
     def _computed(self, known: dict[str, Any], written: int, split: bool) -> str | None:
         """`compute` in this process (`split`: a child may take half the stats)."""
@@ -208,8 +280,10 @@ class TreeDigest:
         `release`: then let go of the rows (`files` and `folders` stay, and the rows `recent`
         may still find racy): a run that computes its output holds the course meanwhile, and
         at 1,000 chapters the ~28,000 rows were ~10 MB of a cold run's peak."""
+        self._wait_for_writer()  # (the child's table, written whole before this returns)
         if self.changed and self.safe:
-            table = {"written_ns": self._now, "files": self._folder_rows | self._fresh}
+            rows = self._folder_rows | self._fresh
+            table = {"written_ns": self._now, "recent": _most_recent(rows), "files": rows}
             if write_table(self.table_path, table):
                 self.changed = False
         if release:  # a row not racy now never will be: `recent` is asked later, not earlier
