@@ -11,6 +11,7 @@ Standard library only at module level: the warm path (`coursekit.cache`) imports
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import os
@@ -19,8 +20,15 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from coursekit import cache_stats
-from coursekit.cache_files import CACHE_DIR, file_digest, read_records, sha256, write_records
+from coursekit import cache_stats, warm_recent
+from coursekit.cache_files import (
+    CACHE_DIR,
+    atomic_write,
+    file_digest,
+    read_records,
+    sha256,
+    write_records,
+)
 from coursekit.cache_stats import (
     FOLDER,
     file_stamp,
@@ -180,6 +188,21 @@ class TreeDigest:
                 newest = max(newest or 0, st.st_mtime_ns, st.st_ctime_ns)
         return newest
 
+    def _write_recent(self, recent: list[str], rows: dict[str, list[Any]]) -> None:
+        """The table's recent paths and their stamps, for the warm path (`warm_recent`)."""
+        base = os.fsencode(self.course_dir)
+        entries = [
+            (
+                base if rel == FOLDER else base + b"/" + os.fsencode(rel.removesuffix("/")),
+                rows[rel][:5],
+            )
+            for rel in recent
+        ]
+        with contextlib.suppress(OSError, ValueError):
+            atomic_write(
+                self.table_path.with_name(warm_recent.NAME), warm_recent.encode(self._now, entries)
+            )
+
     def _computed_for_parent(self, known: dict[str, Any], written: int) -> list[Any]:
         """(In the child.) The digest, and what the parent keeps of the run, as changes from
         what the table both processes hold names (`_named_by`); the parent takes it while the
@@ -283,9 +306,11 @@ class TreeDigest:
         self._wait_for_writer()  # (the child's table, written whole before this returns)
         if self.changed and self.safe:
             rows = self._folder_rows | self._fresh
-            table = {"written_ns": self._now, "recent": _most_recent(rows), "files": rows}
+            recent = _most_recent(rows)
+            table = {"written_ns": self._now, "recent": recent, "files": rows}
             if write_table(self.table_path, table):
                 self.changed = False
+                self._write_recent(recent, rows)
         if release:  # a row not racy now never will be: `recent` is asked later, not earlier
             self._made = [row for row in self._made if stamp_is_racy(row, self._now)]
             self._fresh = {}

@@ -310,17 +310,28 @@ def course_argument(argv: list[str]) -> str | None:
 
 def lookup() -> tuple[str, int] | None:
     """The stored output and exit code of this very command line, if a record vouches for it."""
+    global newest_change_ns
     argv = sys.argv[1:]
     if not replayable(argv):
         return None
     key = key_material()
     name = record_name(key)
     for folder in candidates(argv, os.getcwd()):
-        data = _read(folder, name)
-        fields = decode(data) if data is not None else None
-        if fields is None or fields[0] != key:
+        found = _read(folder, name)
+        fields = decode(found[0]) if found is not None else None
+        if found is None or fields is None or fields[0] != key:
             continue
         _, parts, output, code = fields
+        # First the course's most recently changed paths as the stat table last saw them: an
+        # edit after this record was written is found there in a few stats (`warm_recent`).
+        from coursekit import warm_recent
+
+        recent = _read(folder, warm_recent.NAME, os.path.dirname(FOLDER))
+        watched = [part[0] for part in parts]
+        change = None if recent is None else warm_recent.change_since(*recent, found[1], watched)
+        if change is not None:
+            newest_change_ns = change
+            return None
         if unchanged(parts):
             # what the normal path could not print either (an encoding the output does not
             # fit) is for it to report
@@ -330,11 +341,12 @@ def lookup() -> tuple[str, int] | None:
     return None
 
 
-def _read(project: str, name: str) -> bytes | None:
-    """The record `name` under `project`'s cache, reached without a symbolic link (as the cache
-    is used: coursekit.cache_files.inside_cache), or None."""
+def _read(project: str, name: str, where: str = FOLDER) -> tuple[bytes, int] | None:
+    """The file `name` in `where` under `project` (a record, by default) and when it was
+    written, reached without a symbolic link (as the cache is used:
+    coursekit.cache_files.inside_cache), or None."""
     folder = project
-    for part in FOLDER.split(os.sep):
+    for part in where.split(os.sep):
         folder = os.path.join(folder, part)
         try:
             if os.lstat(folder).st_mode & 0o170000 != 0o040000:  # not a folder (a link, a file)
@@ -349,7 +361,7 @@ def _read(project: str, name: str) -> bytes | None:
         st = os.fstat(fd)
         if st.st_mode & 0o170000 != 0o100000 or st.st_size > MAX_RECORD_BYTES:
             return None  # not a record of ours
-        return handle.read()
+        return handle.read(), st.st_mtime_ns
 
 
 def replay() -> None:
