@@ -119,3 +119,39 @@ def test_the_warm_path_misses_after_a_few_stats_when_a_recent_path_changed(
     assert warm.newest_change_ns is not None
     assert warm.newest_change_ns >= real_lstat(edited).st_ctime_ns
     assert len(stats) <= cache_tree.RECENT + 8  # the recent paths and the cache's folders
+
+
+@pytest.mark.parametrize("damage", [None, "garbage", "too large", "a link"])
+def test_a_damaged_or_foreign_file_is_no_change_known(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str | None
+) -> None:
+    """The record is then compared as before: an unchanged course still replays (and the
+    sound file, for comparison, makes it miss)."""
+    from coursekit import cache_warm
+
+    monkeypatch.setattr(warm, "newest_change_ns", None)  # (restored for the checks after)
+    root = tmp_path / "course"
+    paths = _files(root / "I/1-a/lessons", 10)
+    monkeypatch.setattr(warm, "key_material", lambda argv=None: "key")
+    monkeypatch.setattr(warm, "replayable", lambda argv: True)
+    monkeypatch.setattr(warm, "candidates", lambda argv, cwd: [str(tmp_path)])
+    later = time.time_ns() + 3600 * 10**9
+    assert cache_warm.save(tmp_path, [bytes(path) for path in paths], "out\n", 0, now_ns=later)
+    time.sleep(TICK)
+    look = time.time_ns()  # after the record was written, before this file is
+    entries = [(bytes(paths[0]), [0, 0, 0, 0, 0])]  # a stamp no file has: "changed since"
+    if damage == "too large":  # whole and sound, but more than the warm path reads
+        count = warm_recent.MAX_BYTES // len(bytes(tmp_path)) + 1  # paths nothing watches
+        entries += [(bytes(tmp_path / f"gone-{n}"), [0, 0, 0, 0, 0]) for n in range(count)]
+    data = warm_recent.encode(look, entries)
+    assert (len(data) > warm_recent.MAX_BYTES) is (damage == "too large")
+    recent = tmp_path / ".coursekit_cache/v1" / warm_recent.NAME
+    time.sleep(TICK)
+    if damage == "garbage":
+        recent.write_bytes(data[:-1])
+    elif damage == "a link":
+        (tmp_path / "elsewhere.bin").write_bytes(data)
+        recent.symlink_to(tmp_path / "elsewhere.bin")
+    else:
+        recent.write_bytes(data)
+    assert warm.lookup() == (None if damage is None else ("out\n", 0))

@@ -326,7 +326,7 @@ def lookup() -> tuple[str, int] | None:
         # edit after this record was written is found there in a few stats (`warm_recent`).
         from coursekit import warm_recent
 
-        recent = _read(folder, warm_recent.NAME, os.path.dirname(FOLDER))
+        recent = _read(folder, warm_recent.NAME, os.path.dirname(FOLDER), warm_recent.MAX_BYTES)
         watched = [part[0] for part in parts]
         change = None if recent is None else warm_recent.change_since(*recent, found[1], watched)
         if change is not None:
@@ -341,7 +341,9 @@ def lookup() -> tuple[str, int] | None:
     return None
 
 
-def _read(project: str, name: str, where: str = FOLDER) -> tuple[bytes, int] | None:
+def _read(
+    project: str, name: str, where: str = FOLDER, limit: int = MAX_RECORD_BYTES
+) -> tuple[bytes, int] | None:
     """The file `name` in `where` under `project` (a record, by default) and when it was
     written, reached without a symbolic link (as the cache is used:
     coursekit.cache_files.inside_cache), or None."""
@@ -359,7 +361,7 @@ def _read(project: str, name: str, where: str = FOLDER) -> tuple[bytes, int] | N
         return None
     with open(fd, "rb") as handle:
         st = os.fstat(fd)
-        if st.st_mode & 0o170000 != 0o100000 or st.st_size > MAX_RECORD_BYTES:
+        if st.st_mode & 0o170000 != 0o100000 or st.st_size > limit:
             return None  # not a record of ours
         return handle.read(), st.st_mtime_ns
 
