@@ -11,13 +11,13 @@ salt (the environment): a pack written under other versions is ignored whole. En
 go to the `DiskStore` too, so losing the pack (a failed write, another run replacing it) only
 costs speed.
 
-The pack is a stream of marshal records (`cache_files.write_records`: a 1,000-chapter pack
-is read in ~0.12 s and written in ~0.04 s, against ~0.3 s each as JSON): the salt, then one
-(namespace, key, value) per entry. A value this run computed is kept as the `DiskStore`'s JSON
-would give it back (tuples as lists, keys as strings), so a run reads from the pack exactly
-what it would read from the entry. A parsed document's value (`LAZY`) is its own marshal
-bytes, unpacked when the run first reads it: most runs carry most of them to the next pack
-unread (`carry`).
+The pack is a stream of marshal records (`cache_files.write_records`; at 1,000 chapters read
+in ~0.06 s, against ~0.3 s as JSON): the salt, then (namespace, {key: value}) for up to
+`CHUNK` entries of a namespace each (a record per entry looped ~10,800 times, ~20 ms of a
+read). A value this run computed is kept as the `DiskStore`'s JSON would give it back (tuples
+as lists, keys as strings), so a run reads from the pack exactly what it would read from the
+entry. A parsed document's value (`LAZY`) is its own marshal bytes, unpacked when the run
+first reads it: most runs carry most of them to the next pack unread (`carry`).
 
 A run whose entries differ from the pack's in few places (an edit: a lesson's text, its parse,
 its chapter's results) writes only those differences, to `pack-delta.bin` beside the pack, not
@@ -57,20 +57,17 @@ from coursekit.framed import RECORD_VERSION
 from coursekit.store import ENTRY_BY_ENTRY
 
 PACK = "pack.bin"
-# What earlier versions wrote in their place (JSON): removed when a pack is written, so an
-# upgraded cache does not keep ~20 MB at 1,000 chapters that nothing reads.
+# What earlier versions wrote in its place (JSON, ~20 MB at 1,000 chapters): removed on writing.
 LEGACY = ("pack.json", "files.json")
-MAGIC = b"coursekit-pack\0" + b"2\0"  # the last number: bump when the records' shape changes
+MAGIC = b"coursekit-pack\0" + b"3\0"  # the last number: bump when the records' shape changes
+CHUNK = 128  # entries to a record: written one record at a time, never the whole pack held
 TEXTS = "texts"  # course files' texts by content hash (`SeenTree`): kept in the pack alone
 DELTA = "pack-delta.bin"
 DELTA_MAGIC = b"coursekit-pack-delta\0" + b"2\0"
-# Namespaces whose values the pack holds as their own marshal bytes, unmarshalled when a run
-# first reads one (`peek`): a prose edit at 1,000 chapters reads ~100 of the ~1,100 parsed
-# documents, and carries the other chapters' manifests to the next pack unread (`carry`);
-# unmarshalling all of them was ~0.03-0.1 s of its run.
+# Values held as their own marshal bytes, unmarshalled when first read (`peek`): a prose edit at
+# 1,000 chapters reads ~100 of ~1,100 parses and carries the rest unread (`carry`): 30-100 ms.
 LAZY = frozenset({"yaml"})
-# A run writes a delta while its differences from the pack are at most this many, or this
-# share (1/DELTA_SHARE) of its entries, whichever is more.
+# A run writes a delta while it differs from the pack in at most this many, or 1/DELTA_SHARE.
 DELTA_MIN = 256
 DELTA_SHARE = 8
 _MISSING = object()
@@ -179,8 +176,7 @@ class PackedStore:
         self.used.setdefault(namespace, {})[key] = value
 
     def forget(self, namespace: str) -> None:
-        """Let go of every entry of `namespace` held in memory (what a long-lived process no
-        longer needs: the daemon's parsed documents, once validated). Nothing on disk changes."""
+        """Let go of `namespace`'s entries in memory (the daemon's validated parses), not on disk."""
         for held in (self._entries(), self._base, self.used):
             held.pop(namespace, None)
         self.computed = {(n, k) for n, k in self.computed if n != namespace}
@@ -212,9 +208,8 @@ class PackedStore:
         for name in LEGACY:
             with contextlib.suppress(OSError):
                 (folder / name).unlink(missing_ok=True)
-        # Streamed: a value this run computed is converted as it is written, never all of them
-        # beside the originals (a cold run at 1,000 chapters peaked ~60 MB higher).
-        records = itertools.chain([self.below.salt], self._records())
+        # Streamed, `CHUNK` at a time: all converted at once peaked ~60 MB higher (1,000 chapters)
+        records = itertools.chain([self.below.salt], _chunks(self._records()))
         if not write_records(self.path, MAGIC, records):
             return False
         with contextlib.suppress(OSError):
@@ -281,20 +276,27 @@ def _amended(base: dict[str, dict[str, Any]], changes: list[Any]) -> dict[str, A
     return entries
 
 
+def _chunks(records: Iterator[tuple[str, str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The records as the pack holds them: (namespace, {key: value}), `CHUNK` at most each."""
+    for namespace, run in itertools.groupby(records, key=lambda record: record[0]):
+        while chunk := {key: value for _, key, value in itertools.islice(run, CHUNK)}:
+            yield namespace, chunk
+
+
 def _entries(records: list[Any] | None, salt: str) -> dict[str, Any]:
     """namespace -> key -> value, from a pack's records written under `salt` ({} otherwise)."""
     if not records or records[0] != salt:
         return {}
     entries: dict[str, dict[str, Any]] = {}
     for record in records[1:]:
-        if not (isinstance(record, tuple) and len(record) == 3):
+        if not (isinstance(record, tuple) and len(record) == 2 and type(record[1]) is dict):
             return {}
-        namespace, key, value = record
-        if not (isinstance(namespace, str) and isinstance(key, str)):
+        namespace, chunk = record
+        if not (isinstance(namespace, str) and all(type(key) is str for key in chunk)):
             return {}
-        if namespace in LAZY and type(value) is not bytes:
+        if namespace in LAZY and not all(type(value) is bytes for value in chunk.values()):
             return {}
-        entries.setdefault(namespace, {})[key] = value
+        entries.setdefault(namespace, {}).update(chunk)
     return entries
 
 
