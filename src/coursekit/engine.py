@@ -180,6 +180,7 @@ def check_loaded(
         d for d in diagnostics if d.code in UNSKIPPABLE or project.config.selects(d.code, d.name)
     ]
     diagnostics += run_rules(ctx)
-    diagnostics = suppress.apply(diagnostics, loaded.course.texts, project.config)
+    course = loaded.course
+    diagnostics = suppress.apply(diagnostics, course.texts, project.config, course.plain)
     diagnostics = sorted(set(narrow(diagnostics, paths)), key=ORDER)
     return CheckResult(course=loaded.course, diagnostics=diagnostics)

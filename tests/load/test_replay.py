@@ -479,3 +479,40 @@ def test_a_prose_edit_reads_no_manifest_or_document_of_another_chapter(
     assert check() == check(use_cache=False)
     assert built_for == []
     assert made_for == []
+
+
+def test_a_replayed_chapters_texts_with_no_directive_are_known_plain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record says which texts may hold a suppression directive; the others are not
+    scanned for one (`Course.plain`, coursekit.suppress), and `check` reports the same."""
+    from coursekit.codes import may_hold_directive
+
+    course = _copy(tmp_path)
+    lesson = course / LESSON
+    text = lesson.read_text(encoding="utf-8")
+    lesson.write_text(text + "\nA line. <!-- coursekit: ignore[CK301] -->\n", encoding="utf-8")
+    first = _load(course, tmp_path)
+    assert first.course.plain == {}  # walked: nothing known
+    counted = Counted(monkeypatch)
+    again = _load(course, tmp_path)
+    assert counted.replayed and not counted.walked
+    plain, texts = again.course.plain, again.course.texts
+    assert plain and all(texts[path] is text for path, text in plain.items())
+    assert not any(may_hold_directive(path, text) for path, text in plain.items())
+    assert f"{course.name}/{LESSON}" not in plain and f"{course.name}/{LESSON}" in texts
+    project = find_project(course, course)
+
+    def check(use_cache: bool = True) -> str:
+        out = io.StringIO()
+        run_cached(project, [], "text", out, False, Options(), use_cache=use_cache)
+        return out.getvalue()
+
+    check()
+    _append("I/1-sequences/chapter.yaml")(course)  # a change elsewhere: the lesson's replays
+    counted.reset()
+    replayed = check()
+    assert f"{course.name}/{CHAPTER}" in counted.replayed
+    assert replayed == check(use_cache=False)
+    unused = [line for line in replayed.splitlines() if "CK001 unused suppression" in line]
+    assert len(unused) == 1 and LESSON in unused[0]  # the directive, found in a replayed text

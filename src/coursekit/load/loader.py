@@ -223,7 +223,7 @@ class _Loader(DocumentReader):
         clean.save()
         met_nothing = len(self.diagnostics) == since and len(self.course.failed) == failed
         if read is not None and key is not None and met_nothing:
-            replay.record(self.store, chapter, key, read, clean)
+            replay.record(self.store, chapter, key, read, clean, self.course.texts)
         return True
 
     def chapter(

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from coursekit.codes import may_hold_directive
 from coursekit.load.clean import StaleRecord
 from coursekit.load.listing import MAX_ASSETS
 from coursekit.load.parsecache import cached_parse
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from coursekit.store import ResultStore
 
 NAMESPACE = "chapters"
-FORMAT = 2  # bump when a record's shape changes
+FORMAT = 3  # bump when a record's shape changes
 
 
 @_record(frozen=True, slots=True)
@@ -87,14 +88,17 @@ class Recorded:
     """What a chapter's load read and built: the texts it read after the manifest (paths, in
     order), its lessons (id, path, body start, body line), its problems and exercises (id,
     path, the program's name or None, the program's path or None), each in the order the
-    chapter holds them; and what the course-wide facts read of its manifest, which validated
-    with no problem (`coursekit.model.deferred.chapter_known`)."""
+    chapter holds them; what the course-wide facts read of its manifest, which validated
+    with no problem (`coursekit.model.deferred.chapter_known`); and which of the texts read
+    may hold a suppression directive (`codes.may_hold_directive`: the others are not scanned
+    for one, `Course.plain`)."""
 
     read: list[str]
     lessons: list[Row]
     problems: list[Row]
     exercises: list[Row]
     manifest: list[Any]  # `chapter_known`'s data
+    marked: list[str]
 
     def needed(self) -> list[tuple[str, list[Any]]]:
         """Each document's path and what the clean record must hold for it (`CleanDocuments`):
@@ -118,22 +122,24 @@ class Recorded:
             [list(row) for row in self.problems],
             [list(row) for row in self.exercises],
             self.manifest,
+            list(self.marked),
         ]
 
     @classmethod
     def decode(cls, kept: list[Any]) -> Recorded | None:
         """The record of `encode`'s data as the store gave it back, or None for any other shape
         (a damaged or foreign entry is only a load that walks the folder)."""
-        read, lessons, problems, exercises, manifest = kept
-        if not (isinstance(read, list) and all(type(path) is str for path in read)):
-            return None
+        read, lessons, problems, exercises, manifest, marked = kept
+        for paths in (read, marked):
+            if not (isinstance(paths, list) and all(type(path) is str for path in paths)):
+                return None
         rows = [_rows(lessons, int), _rows(problems, str), _rows(exercises, str)]
         if rows[0] is None or rows[1] is None or rows[2] is None:
             return None
         known = _manifest(manifest)
         if known is None:
             return None
-        return cls(read, rows[0], rows[1], rows[2], known)
+        return cls(read, rows[0], rows[1], rows[2], known, marked)
 
 
 def _manifest(kept: Any) -> list[Any] | None:
@@ -192,7 +198,7 @@ def recalled(reader: DocumentReader, chapter_dir: str, key: Key) -> Recorded | N
     """What the last load that met no problem in the folder did there, when its key is `key`."""
     assert reader.store is not None  # (a key is made only with a store)
     kept = reader.store.get(NAMESPACE, entry(chapter_dir))
-    if not (isinstance(kept, list) and len(kept) == 6 and kept[0] == key.digest):
+    if not (isinstance(kept, list) and len(kept) == 7 and kept[0] == key.digest):
         return None
     return Recorded.decode(kept[1:])
 
@@ -246,6 +252,8 @@ def replay(
         return False
     course.texts.update(texts)
     course.digests.update(digests)
+    marked = set(recorded.marked)
+    course.plain.update((rel, text) for rel, text in texts.items() if rel not in marked)
     kinds = (recorded.lessons, recorded.problems, recorded.exercises)
     held = [[row[0] for row in rows] for rows in kinds]
     make = functools.partial(_documents, reader, chapter.id, recorded, texts, clean)
@@ -310,10 +318,15 @@ def _documents(
 
 
 def record(
-    store: ResultStore | None, chapter: Chapter, key: Key, read: list[str], clean: CleanDocuments
+    store: ResultStore | None,
+    chapter: Chapter,
+    key: Key,
+    read: list[str],
+    clean: CleanDocuments,
+    texts: Mapping[str, str],
 ) -> None:
     """Keep what a load that met no problem did in the chapter's folder, when the clean record
-    vouches for every document it built (as a replay will ask it to)."""
+    vouches for every document it built (as a replay will ask it to); `texts`: the course's."""
     if store is None:
         return
     lessons: list[Row] = []
@@ -325,7 +338,8 @@ def record(
     exercises = _listed_rows(chapter.exercises, clean)
     if problems is None or exercises is None:
         return
-    recorded = Recorded(read, lessons, problems, exercises, chapter_known(chapter))
+    marked = [rel for rel in read if rel not in texts or may_hold_directive(rel, texts[rel])]
+    recorded = Recorded(read, lessons, problems, exercises, chapter_known(chapter), marked)
     value = [key.digest, *recorded.encode()]
     if store.get(NAMESPACE, entry(chapter.dir)) != value:
         store.put(NAMESPACE, entry(chapter.dir), value)

@@ -140,6 +140,9 @@ class Course:
     # path -> the SHA-256 (hex) of its text's UTF-8, where the run's known tree vouches for it
     # (the digest it took of those bytes): what a per-chapter key hashes, already hashed
     digests: dict[str, str] = field(default_factory=dict)
+    # path -> its text, where the load knows that very text holds no suppression directive (a
+    # replayed chapter's, by its record): coursekit.suppress does not scan those
+    plain: dict[str, str] = field(default_factory=dict)
     # What did not load: every document that failed (with why), and the listed books and
     # chapters that are absent because of it (by id), so reports can say so instead of omitting.
     failed: list[LoadFailure] = field(default_factory=list)
