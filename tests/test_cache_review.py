@@ -97,11 +97,10 @@ def test_the_stat_table_is_a_few_records_of_many_rows(tmp_path: Path) -> None:
 
     files = {f"I/{n}/lesson.md": [n, n, 10, n, 1, f"{n:064x}"] for n in range(10_000)}
     path = tmp_path / ".coursekit_cache" / "v1" / "stat-table.bin"
-    recent = ["I/9999/lesson.md", "I/9998/lesson.md"]
-    assert write_table(path, {"written_ns": 7, "recent": recent, "files": files})
+    assert write_table(path, {"written_ns": 7, "files": files})
     records = read_records(path, TABLE_MAGIC)
     assert records is not None
-    assert len(records) == 2 + -(-len(files) // ROWS_PER_RECORD)  # when, the recent, the rows
-    assert read_table(path) == {"written_ns": 7, "recent": recent, "files": files}
-    assert write_table(path, {"written_ns": 7, "recent": [], "files": {}})
-    assert read_table(path) == {"written_ns": 7, "recent": [], "files": {}}
+    assert len(records) == 1 + -(-len(files) // ROWS_PER_RECORD)
+    assert read_table(path) == {"written_ns": 7, "files": files}
+    assert write_table(path, {"written_ns": 7, "files": {}})
+    assert read_table(path) == {"written_ns": 7, "files": {}}

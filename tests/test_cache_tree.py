@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from coursekit import cache_stats, cache_tree
+from coursekit import cache_stats, cache_tree, warm_recent
 from coursekit.cache_files import sha256
 from coursekit.cache_tree import TreeDigest, read_table
 
@@ -384,10 +384,12 @@ def test_with_no_change_known_the_tables_recent_paths_say_whether_to_send_it_ahe
     recent = root / "I/2-b/lessons/two.md"
     recent.write_text("two, edited", encoding="utf-8")
     _look(root, table)
-    written = read_table(table)
-    assert written is not None and len(written["recent"]) == 3
-    assert written["recent"][0] == "I/2-b/lessons/two.md"
-    assert "I/1-a/lessons/one.md" not in written["recent"]  # (written first)
+    read = warm_recent.decode(table.with_name(warm_recent.NAME).read_bytes())
+    assert read is not None
+    named = [os.fsdecode(path).removeprefix(f"{root}/") for path, _stamp in read[1]]
+    assert len(named) == 3
+    assert named[0] == "I/2-b/lessons/two.md"
+    assert "I/1-a/lessons/one.md" not in named  # (written first)
     target = recent if edited == "a recent file" else root / "I/1-a/lessons/one.md"
     target.write_text("edited again", encoding="utf-8")
     expected = _from_nothing(root, tmp_path)

@@ -23,6 +23,7 @@ from typing import Any
 from coursekit import cache_stats, warm_recent
 from coursekit.cache_files import (
     CACHE_DIR,
+    _with_entry,
     atomic_write,
     file_digest,
     read_records,
@@ -42,10 +43,11 @@ from coursekit.cache_stats import (
 # dict in C, where a record per row cost a Python loop over ~18,000 of them at 1,000 chapters
 # (59 against 23-27 ms to read). Bump the last number when a record's shape changes.
 STAT_TABLE = "stat-table.bin"  # in the cache's versioned folder
-TABLE_MAGIC = b"coursekit-stat-table\0" + b"4\0"
+TABLE_MAGIC = b"coursekit-stat-table\0" + b"3\0"
 ROWS_PER_RECORD = 4096
-# The table also names its most recently changed paths: an author's next edit is likeliest
-# among them, and a change there, seen in a few stats, says the lookup will miss (`compute`).
+# Each write of the table also names its most recently changed paths, with their stamps, in
+# `warm_recent.NAME` beside it: an author's next edit is likeliest among them, and a change
+# there, seen in a few stats, says a lookup will miss (the warm path's, and `compute`'s).
 RECENT = 64
 
 
@@ -53,21 +55,20 @@ def read_table(path: Path) -> dict[str, Any] | None:
     """The stat table `TreeDigest.save` wrote at `path`, as `compute` takes it; None for
     anything else (a row of the wrong shape is a changed file: `compute` checks each)."""
     records = read_records(path, TABLE_MAGIC)
-    if not records or len(records) < 2:
+    if not records:
         return None
     files: dict[str, Any] = {}
-    for record in records[2:]:
+    for record in records[1:]:
         if not isinstance(record, dict):
             return None
         files.update(record)
-    return {"written_ns": records[0], "recent": records[1], "files": files}
+    return {"written_ns": records[0], "files": files}
 
 
 def write_table(path: Path, table: dict[str, Any]) -> bool:
     rows = iter(table["files"].items())
     chunks = iter(lambda: dict(itertools.islice(rows, ROWS_PER_RECORD)), {})
-    head = [table["written_ns"], table.get("recent", [])]
-    return write_records(path, TABLE_MAGIC, itertools.chain(head, chunks))
+    return write_records(path, TABLE_MAGIC, itertools.chain([table["written_ns"]], chunks))
 
 
 def _rows(table: Any) -> tuple[dict[str, Any], int]:
@@ -80,20 +81,6 @@ def _rows(table: Any) -> tuple[dict[str, Any], int]:
     ):
         return table["files"], table["written_ns"]
     return {}, 0
-
-
-def _recent(table: Any) -> list[str]:
-    """The table's most recently changed paths (`RECENT`, as `save` found them)."""
-    recent = table.get("recent") if isinstance(table, dict) else None
-    if isinstance(recent, list) and all(type(rel) is str for rel in recent):
-        return recent
-    return []
-
-
-def _most_recent(rows: dict[str, list[Any]]) -> list[str]:
-    """The `RECENT` paths whose rows were changed last (by modification or change time)."""
-    newest = heapq.nlargest(RECENT, ((max(row[0], row[1]), rel) for rel, row in rows.items()))
-    return [rel for _, rel in newest]
 
 
 def _named_by(known: dict[str, Any]) -> tuple[dict[str, str], set[str]]:
@@ -144,15 +131,14 @@ class TreeDigest:
         digest and writes the table back (`_computed_for_parent`), when the caller knows of a
         change newer than the table (`changed_ns`: the newest stamp among the files the warm
         path found changed; without one, the table's `RECENT` most recently changed paths are
-        stat-ed for one): a miss is then all but certain. From `SPLIT_FROM` rows, with a
-        processor to spare; otherwise (and with no such change known: the lookup may well
-        hit, and a hit would wait for the child's whole digest) nothing is done ahead, and
-        the caller does that work itself if it needs it."""
-        table = read_table(self.table_path) if table is None else table
-        known, written = _rows(table)
+        stat-ed for one, as `warm_recent` keeps them): a miss is then all but certain. From
+        `SPLIT_FROM` rows, with a processor to spare; otherwise (and with no such change
+        known: the lookup may well hit, and a hit would wait for the child's whole digest)
+        nothing is done ahead, and the caller does that work itself if it needs it."""
+        known, written = _rows(read_table(self.table_path) if table is None else table)
         ahead = meanwhile is not None and bool(known) and cache_stats.worth_a_child(len(known))
         if ahead and changed_ns is None:  # no record of the warm path's: the table's recent
-            changed_ns = self._recent_change(_recent(table), known)
+            changed_ns = self._recent_change(written)
         if meanwhile is not None and ahead and changed_ns is not None and changed_ns >= written:
             child = cache_stats.in_child(
                 lambda: self._computed_for_parent(known, written), lambda: self.save(release=True)
@@ -172,31 +158,25 @@ class TreeDigest:
                 self._wait_for_writer()
         return self._computed(known, written, split=True)
 
-    def _recent_change(self, recent: list[str], known: dict[str, Any]) -> int | None:
-        """The newest modification or change time among the `recent` paths whose row no longer
-        holds (one gone: now); None when each still has the stamp of its row."""
-        newest: int | None = None
-        base = str(self.course_dir)
-        for rel in recent:
-            row = known.get(rel)
-            path = base if rel == FOLDER else f"{base}/{rel.removesuffix('/')}"
-            try:
-                st = os.lstat(path)
-            except OSError:
-                return time.time_ns()
-            if not (type(row) is list and row[:5] == file_stamp(st)):
-                newest = max(newest or 0, st.st_mtime_ns, st.st_ctime_ns)
-        return newest
+    def _recent_change(self, written: int) -> int | None:
+        """When the table's recent paths last changed, if one did since this very table was
+        written (`warm_recent.change_since`; None: none did, or the file is another write's)."""
+        path = self.table_path.with_name(warm_recent.NAME)
+        found = _with_entry(path, lambda handle, _size: (handle.read(), os.fstat(handle.fileno())))
+        if found is None:
+            return None
+        return warm_recent.change_since(found[0], found[1].st_mtime_ns, written)
 
-    def _write_recent(self, recent: list[str], rows: dict[str, list[Any]]) -> None:
-        """The table's recent paths and their stamps, for the warm path (`warm_recent`)."""
+    def _write_recent(self, rows: dict[str, list[Any]]) -> None:
+        """The table's `RECENT` most recently changed paths and their stamps (`warm_recent`)."""
+        newest = heapq.nlargest(RECENT, ((max(row[0], row[1]), rel) for rel, row in rows.items()))
         base = os.fsencode(self.course_dir)
         entries = [
             (
                 base if rel == FOLDER else base + b"/" + os.fsencode(rel.removesuffix("/")),
                 rows[rel][:5],
             )
-            for rel in recent
+            for _, rel in newest
         ]
         with contextlib.suppress(OSError, ValueError):
             atomic_write(
@@ -306,11 +286,9 @@ class TreeDigest:
         self._wait_for_writer()  # (the child's table, written whole before this returns)
         if self.changed and self.safe:
             rows = self._folder_rows | self._fresh
-            recent = _most_recent(rows)
-            table = {"written_ns": self._now, "recent": recent, "files": rows}
-            if write_table(self.table_path, table):
+            if write_table(self.table_path, {"written_ns": self._now, "files": rows}):
                 self.changed = False
-                self._write_recent(recent, rows)
+                self._write_recent(rows)
         if release:  # a row not racy now never will be: `recent` is asked later, not earlier
             self._made = [row for row in self._made if stamp_is_racy(row, self._now)]
             self._fresh = {}

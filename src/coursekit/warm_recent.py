@@ -8,12 +8,12 @@ of a 1,000-chapter course's record before finding the edit (~35 ms). Every write
 table (`cache_tree.TreeDigest.save`) writes this file too: when the table's look began, and
 its `RECENT` most recently changed paths with their stamps as that look saw them.
 
-`change_since` is the warm path's first look: when the file was written after the record
-was, a path whose stamp is no longer the file's changed after the record was written too (a
-change time only moves forward), so the record cannot hold; it returns the newest change
-time among such paths that the record watches. Anything unexpected is None (no change
-known), and the record is compared as before: this file can only make a run miss sooner,
-never replay one.
+`change_since` is the warm path's first look, and the whole-run lookup's when there is no
+warm record: when the file was written after the record was (the table it was written with,
+for the lookup), a path whose stamp is no longer the file's changed since too (a change time
+only moves forward), so the record cannot hold; it returns the newest change time among such
+paths that the record watches. Anything unexpected is None (no change known), and the record
+is compared as before: this file can only make a run miss sooner, never replay one.
 
 Standard library only, and only modules the warm path has loaded (os, marshal, binascii).
 """
@@ -62,11 +62,13 @@ def decode(data: bytes) -> tuple[int, list[Entry]] | None:
     return written_ns, entries
 
 
-def change_since(data: bytes, file_ns: int, since_ns: int, watched: list[bytes]) -> int | None:
+def change_since(
+    data: bytes, file_ns: int, since_ns: int, watched: list[bytes] | None = None
+) -> int | None:
     """The newest modification or change time among the file's paths that changed since it
-    was written and that `watched` (NUL-joined paths) holds, when its look began at or after
-    `since_ns` (a path gone: now); None when none did, or it cannot say. (`file_ns`: when the
-    file itself was written, which its look cannot follow.)"""
+    was written and that `watched` (NUL-joined paths; None: any) holds, when its look began
+    at or after `since_ns` (a path gone: now); None when none did, or it cannot say.
+    (`file_ns`: when the file itself was written, which its look cannot follow.)"""
     read = decode(data)
     if read is None or read[0] < since_ns or read[0] > file_ns:
         return None
@@ -77,7 +79,7 @@ def change_since(data: bytes, file_ns: int, since_ns: int, watched: list[bytes])
             now = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev]
         except OSError:
             now = []
-        if now == stamp or not any(_holds(joined, path) for joined in watched):
+        if now == stamp or not (watched is None or any(_holds(j, path) for j in watched)):
             continue
         when = max(now[0], now[1]) if now else _now()
         newest = when if newest is None else max(newest, when)
