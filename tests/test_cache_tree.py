@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from coursekit import cache_stats, cache_tree, warm_recent
+from coursekit import cache_stats, cache_tree, forked, warm_recent
 from coursekit.cache_files import sha256
 from coursekit.cache_tree import TreeDigest, read_table
 
@@ -535,13 +535,13 @@ def test_a_failure_meanwhile_is_raised_once_the_child_is_reaped(
     _look(root, table)
     monkeypatch.setattr(cache_stats, "worth_a_child", lambda files: files >= 2)
     stopped: list[int] = []
-    real = cache_stats.discard
+    real = forked.discard
 
-    def discard(child: tuple[int, int]) -> None:
+    def discard(child: tuple[int, int], kill: bool = False) -> None:
         stopped.append(child[0])
-        real(child)
+        real(child, kill)
 
-    monkeypatch.setattr(cache_stats, "discard", discard)
+    monkeypatch.setattr(forked, "discard", discard)
 
     def failing() -> None:
         raise KeyboardInterrupt

@@ -11,14 +11,13 @@ Standard library only at module level: the warm path (`coursekit.cache`) imports
 
 from __future__ import annotations
 
-import contextlib
-import marshal
 import os
 import stat
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeGuard
 
+from coursekit.forked import collected, in_child
 from coursekit.warm import spare_processor
 
 RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp granularity
@@ -175,85 +174,3 @@ def _keys(answer: Any) -> set[str] | None:
     if isinstance(answer, list) and all(type(key) is str for key in answer):
         return set(answer)
     return None
-
-
-def discard(child: tuple[int, int]) -> None:
-    """A child (`in_child`'s) waited for, its answer unread: not killed, so that what it
-    writes (the stat table) is written whole or not at all (its answer's pipe is closed: it
-    ends, at the latest, on writing it)."""
-    pid, read_end = child
-    with contextlib.suppress(OSError):
-        os.close(read_end)
-    with contextlib.suppress(OSError):
-        os.waitpid(pid, 0)
-
-
-NO_ANSWER = object()  # what `collected` gives for a child that did not answer
-
-
-def in_child(
-    work: Callable[[], Any], then: Callable[[], object] | None = None
-) -> tuple[int, int] | None:
-    """A forked child doing `work` (its pid and the pipe it answers on, as marshal bytes), or
-    None when no child could be forked. `then` is done by the child after it answered and
-    closed the pipe: the parent may go on with the answer meanwhile (`collected(reap=False)`)."""
-    try:
-        read_end, write_end = os.pipe()
-    except OSError:
-        return None
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        return None
-    if pid == 0:  # the child: it writes its answer and exits, flushing nothing of the run's
-        status = 1
-        try:
-            os.close(read_end)
-            view = memoryview(marshal.dumps(work()))
-            while view:
-                view = view[os.write(write_end, view) :]
-            os.close(write_end)
-            if then is not None:
-                then()
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    return pid, read_end
-
-
-def collected(child: tuple[int, int] | None, reap: bool = True) -> Any:
-    """The child's answer (waited for); `NO_ANSWER` for no child, or one that failed. With
-    `reap` False the answer is taken as soon as the child closed the pipe, whole (marshal
-    refuses a cut one), and the caller reaps the child (`reaped`) once what it does after
-    answering is wanted."""
-    if child is None:
-        return NO_ANSWER
-    pid, read_end = child
-    chunks: list[bytes] = []
-    try:
-        while chunk := os.read(read_end, 1 << 16):
-            chunks.append(chunk)
-    except OSError:
-        chunks = []
-    finally:
-        os.close(read_end)
-    if reap and not reaped(pid):
-        return NO_ANSWER
-    if not chunks:
-        return NO_ANSWER
-    try:
-        return marshal.loads(b"".join(chunks))
-    except (EOFError, ValueError, TypeError):
-        return NO_ANSWER
-
-
-def reaped(pid: int) -> bool:
-    """Whether the child (waited for) exited with status 0."""
-    try:
-        _, status = os.waitpid(pid, 0)
-    except OSError:
-        return False
-    return status == 0

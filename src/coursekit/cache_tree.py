@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from coursekit import cache_stats, warm_recent
+from coursekit import cache_stats, forked, warm_recent
 from coursekit.cache_files import (
     CACHE_DIR,
     _with_entry,
@@ -140,18 +140,18 @@ class TreeDigest:
         if ahead and changed_ns is None:  # no record of the warm path's: the table's recent
             changed_ns = self._recent_change(written)
         if meanwhile is not None and ahead and changed_ns is not None and changed_ns >= written:
-            child = cache_stats.in_child(
+            child = forked.in_child(
                 lambda: self._computed_for_parent(known, written), lambda: self.save(release=True)
             )
             if child is not None:
                 try:
                     meanwhile()
                 except BaseException:
-                    cache_stats.discard(child)
+                    forked.discard(child)
                     raise
                 # the answer, taken while the child writes the table back (`save` waits)
                 self._writer = child[0]
-                answer = cache_stats.collected(child, reap=False)
+                answer = forked.collected(child, reap=False)
                 if self._adopted(answer, known):
                     digest: str | None = answer[0]
                     return digest
@@ -225,7 +225,7 @@ class TreeDigest:
     def _wait_for_writer(self) -> None:
         """Wait for the child writing the table (if one is), and forget it."""
         if self._writer is not None:
-            cache_stats.reaped(self._writer)
+            forked.reaped(self._writer)
             self._writer = None
 
     def _computed(self, known: dict[str, Any], written: int, split: bool) -> str | None:

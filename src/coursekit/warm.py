@@ -194,45 +194,21 @@ def spare_processor() -> bool:
 
 
 def _change_in_both(mine: tuple[bytes, bytes], theirs: tuple[bytes, bytes]) -> int | None:
-    """`_change_in` of both parts, `theirs` compared by a forked child at the same time: its
-    exit status says whether it found a change, the pipe when (8 bytes)."""
-    read_end = write_end = -1
-    try:
-        read_end, write_end = os.pipe()
-        child = os.fork()
-    except OSError:  # no process to spare: one after the other
-        for end in (read_end, write_end):
-            if end >= 0:
-                os.close(end)
-        change = _change_in(mine)
-        return change if change is not None else _change_in(theirs)
-    if child == 0:  # the child: it writes its answer to the pipe and flushes nothing else
-        status = 1
-        try:
-            os.close(read_end)
-            found = _change_in(theirs)
-            if found is None:
-                status = 0
-            else:
-                os.write(write_end, found.to_bytes(8, "little", signed=True))
-                status = 2
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    try:
-        change = _change_in(mine)
-        if change is not None:
-            os.kill(child, 9)  # its answer no longer matters
-        _, status = os.waitpid(child, 0)
-        if change is not None:
-            return change
-        if status == 0:
-            return None
-        answer = os.read(read_end, 8) if os.waitstatus_to_exitcode(status) == 2 else b""
-        # a child that failed found no time: 0, a change older than any table (a plain lookup)
-        return int.from_bytes(answer, "little", signed=True) if len(answer) == 8 else 0
-    finally:
-        os.close(read_end)
+    """`_change_in` of both parts, `theirs` compared by a forked child at the same time (with
+    no process to spare, one after the other)."""
+    from coursekit import forked
+
+    child = forked.in_child(lambda: _change_in(theirs))
+    change = _change_in(mine)
+    if change is not None:
+        if child is not None:
+            forked.discard(child, kill=True)  # its answer no longer matters
+        return change
+    if child is None:
+        return _change_in(theirs)
+    answer = forked.collected(child)
+    # a child that failed found no time: 0, a change older than any table (a plain lookup)
+    return answer if answer is None or type(answer) is int else 0
 
 
 def encode(key: str, paths: list[bytes], flat: list[int], output: str, code: int) -> bytes:
