@@ -15,14 +15,14 @@ only moves forward), so the record cannot hold; it returns the newest change tim
 paths that the record watches. Anything unexpected is None (no change known), and the record
 is compared as before: this file can only make a run miss sooner, never replay one.
 
-Standard library only, and only modules the warm path has loaded (os, marshal, binascii).
+Standard library only, and only modules the warm path has loaded (os, `sealed`).
 """
 
 from __future__ import annotations
 
-import binascii
-import marshal
 import os
+
+from coursekit.sealed import seal, unseal
 
 NAME = "recent.bin"  # in the cache's versioned folder, beside the stat table
 MAGIC = b"coursekit-recent\0" + b"1\0"
@@ -32,21 +32,15 @@ Entry = tuple[bytes, list[int]]  # a path and its stamp: mtime, ctime, size, ino
 
 
 def encode(written_ns: int, entries: list[Entry]) -> bytes:
-    body = marshal.dumps((written_ns, entries))
-    return MAGIC + b"%08x" % binascii.crc32(body) + body
+    return seal(MAGIC, (written_ns, entries))
 
 
 def decode(data: bytes) -> tuple[int, list[Entry]] | None:
     """What `encode` wrote, or None for anything else."""
-    head = len(MAGIC) + 8
-    if not data.startswith(MAGIC) or data[len(MAGIC) : head] != b"%08x" % binascii.crc32(
-        data[head:]
-    ):
+    sealed = unseal(MAGIC, data)
+    if not (isinstance(sealed, tuple) and len(sealed) == 2):
         return None
-    try:
-        written_ns, entries = marshal.loads(data[head:])
-    except (EOFError, ValueError, TypeError):
-        return None
+    written_ns, entries = sealed
     if type(written_ns) is not int or not isinstance(entries, list):
         return None
     for entry in entries:
