@@ -136,26 +136,28 @@ class TreeDigest:
         known: the lookup may well hit, and a hit would wait for the child's whole digest)
         nothing is done ahead, and the caller does that work itself if it needs it."""
         known, written = _rows(read_table(self.table_path) if table is None else table)
-        ahead = meanwhile is not None and bool(known) and cache_stats.worth_a_child(len(known))
-        if ahead and changed_ns is None:  # no record of the warm path's: the table's recent
+        if meanwhile is None or not known or not cache_stats.worth_a_child(len(known)):
+            return self._computed(known, written, split=True)
+        if changed_ns is None:  # no record of the warm path's: the table's recent paths
             changed_ns = self._recent_change(written)
-        if meanwhile is not None and ahead and changed_ns is not None and changed_ns >= written:
-            child = forked.in_child(
-                lambda: self._computed_for_parent(known, written), lambda: self.save(release=True)
-            )
-            if child is not None:
-                try:
-                    meanwhile()
-                except BaseException:
-                    forked.discard(child)
-                    raise
-                # the answer, taken while the child writes the table back (`save` waits)
-                self._writer = child[0]
-                answer = forked.collected(child, reap=False)
-                if self._adopted(answer, known):
-                    digest: str | None = answer[0]
-                    return digest
-                self._wait_for_writer()
+        if changed_ns is None or changed_ns < written:
+            return self._computed(known, written, split=True)
+        child = forked.in_child(
+            lambda: self._computed_for_parent(known, written), lambda: self.save(release=True)
+        )
+        if child is not None:
+            try:
+                meanwhile()
+            except BaseException:
+                forked.discard(child)
+                raise
+            # the answer, taken while the child writes the table back (`save` waits)
+            self._writer = child[0]
+            answer = forked.collected(child, reap=False)
+            if self._adopted(answer, known):
+                digest: str | None = answer[0]
+                return digest
+            self._wait_for_writer()
         return self._computed(known, written, split=True)
 
     def _recent_change(self, written: int) -> int | None:
