@@ -27,8 +27,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from itertools import chain
 from typing import Any
 
+from coursekit import collector
 from coursekit.diagnostics import Diagnostic, Severity
 from coursekit.memo import ByIdentity, let_go_of_texts, remembering
 from coursekit.model.tree import Chapter, Course
@@ -317,6 +319,7 @@ def run_per_chapter(
     ctx = replace(ctx, course_part=False)
     every = list(ctx.course.chapters)
     todo = {rule.code: every for rule in rules} if plan is None else plan.todo
+    collector.running_rules_on(len(every) if plan is None else len(set(chain(*todo.values()))))
     for batch, part in _batches(ctx, todo):
         for rule in rules:
             chapters = part.get(rule.code)

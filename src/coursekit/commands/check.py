@@ -61,6 +61,22 @@ def run_cached(
     if _resident is not None:
         _known_format(output_format)
         return _resident(project, paths, output_format, out, color, options)
+    from coursekit import collector
+
+    with collector.held():  # a run from the cache makes next to no garbage cycles
+        return _looked_up(project, paths, output_format, out, color, options, settled)
+
+
+def _looked_up(
+    project: Project,
+    paths: Sequence[Path],
+    output_format: str,
+    out: TextIO,
+    color: bool,
+    options: Options,
+    settled: Callable[[str, int, Sequence[str]], object] | None,
+) -> int:
+    """`run_cached` through the whole-run cache: its replay, or a run and its record."""
     from coursekit import cache, warm
     from coursekit.cache_pack import PackedStore
 

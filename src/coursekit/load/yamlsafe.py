@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from coursekit import codes
+from coursekit import codes, collector
 from coursekit.bounds import MAX_FILE_BYTES  # one cap: the cache keys larger files by stat
 from coursekit.frontmatter import front_matter
 
@@ -190,6 +190,7 @@ def parsed_documents() -> int:
 def count_parse() -> None:
     """One more document parsed (`yamlparse.parse_yaml` says so)."""
     _PARSED[0] += 1
+    collector.parsed()
 
 
 def split_front_matter(text: str) -> tuple[str, str, int] | None:
