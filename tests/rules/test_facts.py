@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -123,3 +125,49 @@ def test_a_chapters_files_are_the_texts_below_its_folder_and_what_it_lists() -> 
     assert f"{first.dir}/inner/own.md" in found["nested"]
     assert f"{first.dir}/inner/own.md" in found[first.id]
     assert f"{first.dir}-old/x.md" not in found[first.id]
+
+
+def _digest_of(course: Course, chapter: Any) -> str:
+    course.derived.clear()
+    try:
+        return facts.chapter_digest(course, chapter)
+    finally:
+        course.derived.clear()
+
+
+def test_a_chapters_digest_moves_with_each_of_its_inputs(
+    course: Course, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chapter = next(iter(course.chapters.values()))
+    files = facts.chapter_files(course, chapter)
+    monkeypatch.setattr(facts, "chapter_files", lambda _course, _chapter: files)
+
+    def like(**changes: Any) -> SimpleNamespace:
+        fields = {"id": chapter.id, "book_id": chapter.book_id, "dir": chapter.dir}
+        return SimpleNamespace(**{**fields, "assets": chapter.assets, **changes})
+
+    before = _digest_of(course, like())
+    assert before == _digest_of(course, chapter)
+    changed = {
+        "id": _digest_of(course, like(id=chapter.id + "x")),
+        "book": _digest_of(course, like(book_id=chapter.book_id + "x")),
+        "dir": _digest_of(course, like(dir=chapter.dir + "x")),
+        "asset": _digest_of(course, like(assets=chapter.assets | {"x.png"})),
+        # the head's fields cannot trade characters (each is written after its length)
+        "id\\0": _digest_of(course, like(id="a\0b", book_id="c")),
+        "\\0book": _digest_of(course, like(id="a", book_id="b\0c")),
+    }
+    path = files[0]
+    text, known = course.texts[path], course.digests.get(path)
+    try:
+        course.texts[path] = text + " "
+        course.digests.pop(path, None)
+        changed["text"] = _digest_of(course, chapter)
+        del course.texts[path]  # a file it lists that did not load
+        changed["unread"] = _digest_of(course, chapter)
+    finally:
+        course.texts[path] = text
+        if known is not None:
+            course.digests[path] = known
+    assert before == _digest_of(course, chapter)
+    assert before not in changed.values() and len(set(changed.values())) == len(changed), changed
