@@ -63,66 +63,54 @@ def run_cached(
         return _resident(project, paths, output_format, out, color, options)
     from coursekit import collector
 
-    with collector.held():  # a run from the cache makes next to no garbage cycles
-        return _looked_up(project, paths, output_format, out, color, options, settled)
+    # A run from the cache makes next to no garbage cycles (coursekit.collector).
+    with collector.held():
+        from coursekit import cache, warm
+        from coursekit.cache_pack import PackedStore
 
+        runs = cache.RunCache.for_check(project, paths, output_format, color, options)
+        store = PackedStore(cache.DiskStore(project.root))
 
-def _looked_up(
-    project: Project,
-    paths: Sequence[Path],
-    output_format: str,
-    out: TextIO,
-    color: bool,
-    options: Options,
-    settled: Callable[[str, int, Sequence[str]], object] | None,
-) -> int:
-    """`run_cached` through the whole-run cache: its replay, or a run and its record."""
-    from coursekit import cache, warm
-    from coursekit.cache_pack import PackedStore
+        def meanwhile() -> None:
+            _known_format(output_format)
+            store.read_ahead()
 
-    runs = cache.RunCache.for_check(project, paths, output_format, color, options)
-    store = PackedStore(cache.DiskStore(project.root))
+        # At 1,000 chapters, when the warm path saw a change the last run did not, a forked child
+        # takes the digest (~28,000 stamps, ~0.2 s) while this process imports what the miss needs
+        # and reads the last run's pack (~0.13 and ~0.08 s).
+        hit = runs.lookup(meanwhile, warm.newest_change_ns)
+        if hit is not None:
+            out.write(hit[0])
+            if settled is not None and not runs.just_edited():  # a racy record would be refused
+                settled(*hit, runs.course_entries())
+            return hit[1]
+        from dataclasses import replace
 
-    def meanwhile() -> None:
-        _known_format(output_format)
-        store.read_ahead()
+        from coursekit.cache_pack import SeenTree
 
-    # At 1,000 chapters, when the warm path saw a change the last run did not, a forked child
-    # takes the digest (~28,000 stamps, ~0.2 s) while this process imports what the miss needs
-    # and reads the last run's pack (~0.13 and ~0.08 s).
-    hit = runs.lookup(meanwhile, warm.newest_change_ns)
-    if hit is not None:
-        out.write(hit[0])
-        if settled is not None and not runs.just_edited():  # a racy record would be refused
-            settled(*hit, runs.course_entries())
-        return hit[1]
-    from dataclasses import replace
-
-    from coursekit.cache_pack import SeenTree
-
-    buffer = io.StringIO()
-    with _sympy_server(options) as server:
-        # Before anything heavy is imported (the reporters import the models): sympy then
-        # imports on the other core while this one imports the rest and loads the course.
-        news = _new_maths(project, runs, store) if server is not None else None
-        if news is not None:
-            server.ahead(news)
-        _known_format(output_format)
-        runs.keep_table()  # ~10 MB at 1,000 chapters, not held through the run
-        # The load reads the tree as the lookup just saw it, the texts it knows from the pack.
-        digested = runs.digested()
-        seen = None if digested is None else SeenTree(store, project.course_dir, *digested)
-        options = replace(options, sympy=server)
-        code = run(project, paths, output_format, buffer, color, options, store, seen)
-    store.save()
-    output = buffer.getvalue()
-    out.write(output)
-    # Never keep a run in which coursekit itself failed, nor one whose verdicts depended on the
-    # clock (a timeout, a killed worker; a file the author changed after the lookup hashed it):
-    # replaying it would repeat a passing moment forever.
-    if code in (0, 1) and not store.declined:
-        runs.record(output, code)
-    return code
+        buffer = io.StringIO()
+        with _sympy_server(options) as server:
+            # Before anything heavy is imported (the reporters import the models): sympy then
+            # imports on the other core while this one imports the rest and loads the course.
+            news = _new_maths(project, runs, store) if server is not None else None
+            if news is not None:
+                server.ahead(news)
+            _known_format(output_format)
+            runs.keep_table()  # ~10 MB at 1,000 chapters, not held through the run
+            # The load reads the tree as the lookup just saw it, the texts it knows from the pack.
+            digested = runs.digested()
+            seen = None if digested is None else SeenTree(store, project.course_dir, *digested)
+            options = replace(options, sympy=server)
+            code = run(project, paths, output_format, buffer, color, options, store, seen)
+        store.save()
+        output = buffer.getvalue()
+        out.write(output)
+        # Never keep a run in which coursekit itself failed, nor one whose verdicts depended on the
+        # clock (a timeout, a killed worker; a file the author changed after the lookup hashed it):
+        # replaying it would repeat a passing moment forever.
+        if code in (0, 1) and not store.declined:
+            runs.record(output, code)
+        return code
 
 
 def _new_maths(project: Project, runs: RunCache, store: PackedStore) -> bool | None:
