@@ -155,3 +155,19 @@ def test_a_damaged_or_foreign_file_is_no_change_known(
     else:
         recent.write_bytes(data)
     assert warm.lookup() == (None if damage is None else ("out\n", 0))
+
+
+@pytest.mark.parametrize(
+    ("joined", "path", "held"),
+    [
+        (b"a/x\0b/y\0c/z", b"a/x", True),  # first
+        (b"a/x\0b/y\0c/z", b"b/y", True),  # between two
+        (b"a/x\0b/y\0c/z", b"c/z", True),  # last
+        (b"a/x", b"a/x", True),  # alone
+        (b"a/xy\0b/y", b"a/x", False),  # the start of another path
+        (b"b/y\0za/x", b"a/x", False),  # the end of another path
+        (b"", b"a/x", False),
+    ],
+)
+def test_a_part_holds_a_path_only_whole(joined: bytes, path: bytes, held: bool) -> None:
+    assert warm_recent._holds(joined, path) is held
