@@ -7,6 +7,7 @@ and stat-ed its ~18,000 files (~0.2 s) to find the one file that changed.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import random
 import shutil
@@ -400,6 +401,28 @@ def test_with_no_change_known_the_tables_recent_paths_say_whether_to_send_it_ahe
     assert list(again.edited) == [str(target.relative_to(root))]
     # (a lookup that may hit does not wait for a child's whole digest)
     assert work == ([1] if edited == "a recent file" else [])
+
+
+def test_recent_paths_larger_than_the_warm_path_reads_are_no_change_known(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lookup reads the recent paths within the warm path's limit (`warm_recent.MAX_BYTES`):
+    past it, the file is no change known, and nothing is sent ahead."""
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache/table.bin"
+    _look(root, table)
+    recent = root / "I/2-b/lessons/two.md"
+    recent.write_text("two, edited", encoding="utf-8")
+    _look(root, table)
+    recent.write_text("edited again", encoding="utf-8")
+    monkeypatch.setattr(cache_stats, "worth_a_child", lambda files: files >= 2)
+    for short, sent in [(0, [1]), (1, [])]:
+        size = table.with_name(warm_recent.NAME).stat().st_size
+        monkeypatch.setattr(warm_recent, "MAX_BYTES", size - short)
+        work: list[int] = []
+        assert TreeDigest(root, table).compute(meanwhile=functools.partial(work.append, 1))
+        assert work == sent, short
+        recent.write_text(f"edited again, {short}", encoding="utf-8")
 
 
 @pytest.mark.parametrize("failure", ["no fork", "the child fails"])

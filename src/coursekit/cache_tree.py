@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from coursekit import cache_stats, forked, warm_recent
 from coursekit.cache_files import (
@@ -163,11 +163,16 @@ class TreeDigest:
     def _recent_change(self, written: int) -> int | None:
         """When the table's recent paths last changed, if one did since this very table was
         written (`warm_recent.change_since`; None: none did, or the file is another write's)."""
-        path = self.table_path.with_name(warm_recent.NAME)
-        found = _with_entry(path, lambda handle, _size: (handle.read(), os.fstat(handle.fileno())))
+
+        def read(handle: BinaryIO, size: int) -> tuple[bytes, int] | None:
+            if size > warm_recent.MAX_BYTES:  # (the warm path's limit too)
+                return None
+            return handle.read(), os.fstat(handle.fileno()).st_mtime_ns
+
+        found = _with_entry(self.table_path.with_name(warm_recent.NAME), read)
         if found is None:
             return None
-        return warm_recent.change_since(found[0], found[1].st_mtime_ns, written)
+        return warm_recent.change_since(found[0], found[1], written)
 
     def _write_recent(self, rows: dict[str, list[Any]]) -> None:
         """The table's `RECENT` most recently changed paths and their stamps (`warm_recent`)."""
