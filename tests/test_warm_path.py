@@ -295,7 +295,10 @@ def test_the_record_watches_coursekit_itself(settled: dict[str, Path]) -> None:
     root = settled["clean"]
     decoded = [(p, warm.decode(p.read_bytes())) for p in _records(root)]
     (fields,) = [f for _, f in decoded if f is not None and "json" not in f[0]]
-    watched = {os.fsdecode(p) for joined, _ in fields[1] for p in joined.split(b"\0")}
+    named = [os.fsdecode(p) for joined, _ in fields[1] for p in joined.split(b"\0")]
+    # (what lies below the folder it ran in, the project, is named relative to it)
+    watched = {os.path.normpath(os.path.join(root, p)) for p in named}
+    assert str(root / "course") not in named and "course" in named
     package = Path(warm.__file__).parent
     for module in package.rglob("*.py"):
         if "__pycache__" not in module.parts:

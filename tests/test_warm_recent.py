@@ -81,14 +81,19 @@ def test_the_stat_table_writes_its_recent_paths_beside_it(
     assert dict(read[1])[bytes(paths[1])] == _stamp(paths[1])
 
 
+@pytest.mark.parametrize("inside", [False, True], ids=["run elsewhere", "run in the project"])
 def test_the_warm_path_misses_after_a_few_stats_when_a_recent_path_changed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inside: bool
 ) -> None:
     """Regression (#20): an author editing one lesson again and again had each run compare
-    every stamp of the record's halves (~14,000 at 1,000 chapters, ~35 ms) before it missed."""
+    every stamp of the record's halves (~14,000 at 1,000 chapters, ~35 ms) before it missed.
+    Run in the project, the record names the course's paths relative to it, the stat table's
+    recent paths are absolute: they are still found among the record's."""
     from coursekit import cache_warm
 
     monkeypatch.setattr(warm, "newest_change_ns", None)  # (restored for the checks after)
+    if inside:
+        monkeypatch.chdir(tmp_path)
     root = tmp_path / "course"
     paths = _files(root / "I/1-a/lessons", 300)
     later = time.time_ns() + 3600 * 10**9  # past every stamp: the record is not racy
@@ -119,6 +124,12 @@ def test_the_warm_path_misses_after_a_few_stats_when_a_recent_path_changed(
     assert warm.newest_change_ns is not None
     assert warm.newest_change_ns >= real_lstat(edited).st_ctime_ns
     assert len(stats) <= cache_tree.RECENT + 8  # the recent paths and the cache's folders
+    (record,) = (tmp_path / warm.FOLDER).iterdir()
+    fields = warm.decode(record.read_bytes())
+    assert fields is not None
+    named = {path for joined, _ in fields[1] for path in joined.split(b"\0")}
+    expected = {os.path.relpath(path, tmp_path) if inside else str(path) for path in paths}
+    assert named == {os.fsencode(path) for path in expected}
 
 
 @pytest.mark.parametrize("damage", [None, "garbage", "too large", "a link"])
@@ -171,3 +182,22 @@ def test_a_damaged_or_foreign_file_is_no_change_known(
 )
 def test_a_part_holds_a_path_only_whole(joined: bytes, path: bytes, held: bool) -> None:
     assert warm_recent._holds(joined, path) is held
+
+
+@pytest.mark.parametrize(
+    ("path", "cwd", "named"),
+    [
+        (b"/p/course/a.md", b"/p", b"course/a.md"),
+        (b"/p", b"/p", b"."),
+        (b"/p/", b"/p", b"."),
+        (b"/pq/a.md", b"/p", b"/pq/a.md"),  # a sibling sharing the folder's name's start
+        (b"/elsewhere/a.md", b"/p", b"/elsewhere/a.md"),
+        (b"/p/a.md", b"/", b"p/a.md"),
+        (b"/", b"/", b"."),
+    ],
+)
+def test_a_path_below_the_working_directory_is_named_relative_to_it(
+    path: bytes, cwd: bytes, named: bytes
+) -> None:
+    assert warm_recent.relative(path, cwd) == named
+    assert warm.below_cwd([path], cwd) == [named]

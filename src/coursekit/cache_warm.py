@@ -84,6 +84,7 @@ def save(root: Path, watched: list[bytes], output: str, code: int, now_ns: int =
     cannot be (the cache is not writable). Unwatchable when a watched path is a symbolic link:
     its stamp says nothing of what it points to."""
     key = warm.key_material()
+    watched = warm.below_cwd(watched, os.fsencode(os.getcwd()))
     flat = warm.stamps(watched)
     size = len(warm.ABSENT)
     if any(stat.S_ISLNK(flat[i]) for i in range(0, len(flat), size)):

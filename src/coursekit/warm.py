@@ -7,8 +7,9 @@ replays a run. It holds:
 * the key material, compared for equality: the record format, `sys.argv[1:]`, the working
   directory, the interpreter (`sys.executable`, `sys.version`), the whole environment and
   whether stdin, stdout and stderr are terminals;
-* the paths and their stamps (file type and mode, mtime_ns, ctime_ns, size, inode, device;
-  six zeros for a path that must be absent): every file and folder of the course, the
+* the paths (those below the working directory relative to it: `below_cwd`) and their
+  stamps (file type and mode, mtime_ns, ctime_ns, size, inode, device; six zeros for a path
+  that must be absent): every file and folder of the course, the
   project's pyproject.toml and journal, the folders project discovery reads, coursekit's own
   files and the folders Python imports from. A folder's stamp moves when an entry is added,
   removed or renamed, so a new file is seen without listing any folder. They are kept in
@@ -37,7 +38,7 @@ import sys
 
 from coursekit.sealed import seal, unseal
 
-RECORD_FORMAT = 2  # bump when the record's shape or the key material changes
+RECORD_FORMAT = 3  # bump when the record's shape or the key material changes
 MAGIC = b"coursekit-warm\0%d\0" % RECORD_FORMAT
 # Where records live: `<project>/.coursekit_cache/<cache FORMAT>/warm/` (cache_files.CACHE_DIR
 # and FORMAT; tests/test_warm_path.py keeps the spellings equal).
@@ -101,6 +102,14 @@ def replayable(argv: list[str]) -> bool:
         if token.startswith("-") and not token.startswith("--") and "o" in token:
             return False  # -o among short options (`-oFILE`)
     return True
+
+
+def below_cwd(paths: list[bytes], cwd: bytes) -> list[bytes]:
+    """The paths, those below the working directory `cwd` made relative to it
+    (`warm_recent.relative`): how a record lists them."""
+    from coursekit.warm_recent import relative
+
+    return [relative(path, cwd) for path in paths]
 
 
 def stamps(paths: list[bytes]) -> list[int]:
@@ -292,7 +301,10 @@ def lookup() -> tuple[str, int] | None:
 
         recent = _read(folder, warm_recent.NAME, os.path.dirname(FOLDER), warm_recent.MAX_BYTES)
         watched = [part[0] for part in parts]
-        change = None if recent is None else warm_recent.change_since(*recent, found[1], watched)
+        cwd = os.fsencode(os.getcwd())
+        change = (
+            None if recent is None else warm_recent.change_since(*recent, found[1], watched, cwd)
+        )
         if change is not None:
             newest_change_ns = change
             return None
