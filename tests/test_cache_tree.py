@@ -157,9 +157,12 @@ def test_the_table_holds_each_folders_stamp(tmp_path: Path) -> None:
     assert all(rows["files"][key][5] == "" for key in folders)
 
 
+@pytest.mark.parametrize("inside", [False, True], ids=["run elsewhere", "run in the project"])
 def test_random_changes_give_what_a_look_from_nothing_gives(
-    tmp_path: Path, listed: list[str]
+    tmp_path: Path, listed: list[str], monkeypatch: pytest.MonkeyPatch, inside: bool
 ) -> None:
+    if inside:  # the course's paths are stat-ed relative to the working directory
+        monkeypatch.chdir(tmp_path)
     rng = random.Random(20)
     root = _tree(tmp_path / "course")
     table = tmp_path / ".coursekit_cache" / "table.bin"
@@ -197,6 +200,47 @@ def test_random_changes_give_what_a_look_from_nothing_gives(
             assert len(listed) <= 2, (step, kind, listed)
         assert again == _from_nothing(root, tmp_path), (step, kind)
     assert unlisted >= 5  # the edits in place were answered without listing a folder
+
+
+def test_below_the_working_directory_the_tree_is_stat_ed_relative_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _look(root, table)
+    (root / "I/1-a/lessons/one.md").write_text("edited", encoding="utf-8")
+    time.sleep(TICK)
+    monkeypatch.chdir(tmp_path)
+    seen: list[str] = []
+    real = os.lstat
+
+    def counting(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        seen.append(os.fsdecode(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", counting)
+    _, found = _look(root, table)
+    monkeypatch.setattr(os, "lstat", real)
+    assert found == _from_nothing(root, tmp_path)
+    assert "course/I/1-a/lessons/one.md" in seen and "course/I/1-a/lessons" in seen
+    assert not [path for path in seen if path.startswith(f"{root}/")]
+
+
+@pytest.mark.parametrize(
+    ("base", "cwd", "near"),
+    [
+        ("/p/course", "/p", "course"),
+        ("/p", "/p", "."),
+        ("/pq/course", "/p", "/pq/course"),  # a sibling sharing the folder's name's start
+        ("/elsewhere/course", "/p", "/elsewhere/course"),
+        ("/p/course", "/", "p/course"),
+    ],
+)
+def test_a_course_below_the_working_directory_is_named_relative_to_it(
+    monkeypatch: pytest.MonkeyPatch, base: str, cwd: str, near: str
+) -> None:
+    monkeypatch.setattr(os, "getcwd", lambda: cwd)
+    assert cache_stats.near(base) == near
 
 
 def test_a_save_by_rename_lists_the_folder_it_saved_in_alone(

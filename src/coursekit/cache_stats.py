@@ -90,16 +90,43 @@ def compared(
 ) -> bool:
     """Each file's row in `same` when it still holds, else the file and its stat in `files`;
     False when one is no longer a regular file (OSError when one is gone)."""
-    lstat = os.lstat
+    lstat, regular, prefix = os.lstat, stat.S_ISREG, near(base) + "/"
     for key, row in rows:
-        st = lstat(f"{base}/{key}")
-        if not stat.S_ISREG(st.st_mode):
+        st = lstat(prefix + key)
+        if not regular(st.st_mode):
             return False
-        if holds(row, st, settled):
+        # `holds`, written out: ~18,000 calls at 1,000 chapters were a fifth of the time
+        if (
+            type(row) is list
+            and len(row) == 6
+            and row[0] == st.st_mtime_ns
+            and row[1] == st.st_ctime_ns
+            and row[2] == st.st_size
+            and row[3] == st.st_ino
+            and row[4] == st.st_dev
+            and type(row[5]) is str
+            and row[0] < settled
+            and row[1] < settled
+        ):
             same[key] = row  # the same row: a large tree's table is not held twice
         else:
             files.append((key, st))
     return True
+
+
+def near(base: str) -> str:
+    """`base` (an absolute path) relative to the working directory when it lies below it: an
+    `lstat` of a path walks each of its folders, and four fewer of them were ~12% of the time
+    of 28,000 stats at 1,000 chapters. (Nothing here changes the working directory; a process
+    that did, between this and the stats, would find paths gone: a miss, never a wrong hit.)"""
+    try:
+        cwd = os.getcwd()
+    except OSError:  # (the working directory was removed)
+        return base
+    if base == cwd:
+        return "."
+    inside = cwd.rstrip("/") + "/"
+    return base[len(inside) :] if base.startswith(inside) else base
 
 
 def folder_rows(
@@ -110,16 +137,28 @@ def folder_rows(
     (OSError when one cannot be stat-ed)."""
     moved: set[str] = set()
     kept: dict[str, list[Any]] = {}
-    lstat = os.lstat
+    lstat, is_dir, top = os.lstat, stat.S_ISDIR, near(base)
+    prefix, settled = top + "/", written - RACY_NS
     for key, row in known.items():
-        if not key.endswith(FOLDER):
+        if key[-1:] != FOLDER:
             continue
         folder = key[:-1]
-        st = lstat(f"{base}/{folder}" if folder else base)
-        if not stat.S_ISDIR(st.st_mode):
+        st = lstat(prefix + folder if folder else top)
+        if not is_dir(st.st_mode):
             return None
-        stamp = file_stamp(st)
-        if type(row) is list and row == [*stamp, ""] and not stamp_is_racy(stamp, written):
+        # `file_stamp` compared and `stamp_is_racy`, written out (~10,000 folders)
+        if (
+            type(row) is list
+            and len(row) == 6
+            and row[0] == st.st_mtime_ns
+            and row[1] == st.st_ctime_ns
+            and row[2] == st.st_size
+            and row[3] == st.st_ino
+            and row[4] == st.st_dev
+            and row[5] == ""
+            and row[0] < settled
+            and row[1] < settled
+        ):
             kept[key] = row
         else:
             moved.add(folder)
