@@ -24,6 +24,34 @@ def test_a_child_answers_with_any_marshal_value_and_is_reaped() -> None:
         os.waitpid(child[0], os.WNOHANG)
 
 
+def test_a_large_answer_is_written_to_a_widened_pipe_ahead_of_the_read(tmp_path: Path) -> None:
+    """A child answering megabytes (the tree digest's every file) writes as much of it as the
+    pipe holds and goes on to its `then` once the parent read the rest: a pipe of 64 KB made
+    it wait for the parent at each 64 KB."""
+    answer = bytes(range(256)) * 2048  # 512 KB: more than a default pipe, less than a wide one
+    done = tmp_path / "done"
+    for large in (False, True):
+        child = forked.in_child(
+            lambda: answer, lambda: done.write_text("then", encoding="utf-8"), large=large
+        )
+        assert child is not None
+        time.sleep(0.5)  # the parent reads nothing meanwhile
+        widened = done.exists()
+        assert forked.collected(child) == answer
+        assert widened is (large and _pipes_widen()), large
+        done.unlink(missing_ok=True)
+
+
+def _pipes_widen() -> bool:
+    try:
+        import fcntl
+
+        with open("/proc/sys/fs/pipe-max-size", "rb") as limit:
+            return int(limit.read()) >= 1 << 20 and hasattr(fcntl, "F_SETPIPE_SZ")
+    except (ImportError, OSError, ValueError):
+        return False
+
+
 def test_a_child_that_fails_gives_no_answer() -> None:
     def failing() -> int:
         raise RuntimeError("no")

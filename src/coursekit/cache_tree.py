@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from coursekit import cache_stats, forked, warm_recent
+from coursekit import cache_stats, forked, framed, warm_recent
 from coursekit.cache_files import (
     CACHE_DIR,
     _with_entry,
@@ -49,6 +49,9 @@ ROWS_PER_RECORD = 4096
 # `warm_recent.NAME` beside it: an author's next edit is likeliest among them, and a change
 # there, seen in a few stats, says a lookup will miss (the warm path's, and `compute`'s).
 RECENT = 64
+# About what a row of the table takes on disk (151 bytes at 1,000 chapters): the table's size
+# over it guesses its rows, to decide whether a child is worth its fork without reading it.
+ROW_BYTES = 150
 
 
 def read_table(path: Path) -> dict[str, Any] | None:
@@ -63,6 +66,18 @@ def read_table(path: Path) -> dict[str, Any] | None:
             return None
         files.update(record)
     return {"written_ns": records[0], "files": files}
+
+
+def table_head(path: Path) -> tuple[int, int] | None:
+    """When the stat table at `path` says it was written, and its size in bytes, from its first
+    record alone (`framed.first`: not checked, a guess that reading the whole confirms); None
+    for no table, or a file that does not begin as one."""
+
+    def head(handle: BinaryIO, size: int) -> tuple[int, int] | None:
+        written = framed.first(handle.read(len(TABLE_MAGIC) + 4 + 16), TABLE_MAGIC)
+        return (written, size) if type(written) is int else None
+
+    return _with_entry(path, head)
 
 
 def write_table(path: Path, table: dict[str, Any]) -> bool:
@@ -81,20 +96,6 @@ def _rows(table: Any) -> tuple[dict[str, Any], int]:
     ):
         return table["files"], table["written_ns"]
     return {}, 0
-
-
-def _named_by(known: dict[str, Any]) -> tuple[dict[str, str], set[str]]:
-    """The files (-> digest) and folders a stat table's rows name, as the child and the
-    parent both derive them: what the child's answer is a change from."""
-    files: dict[str, str] = {}
-    folders: set[str] = set()
-    for rel, row in known.items():
-        if rel[-1:] == "/":
-            if rel != FOLDER:
-                folders.add(rel[:-1])
-        elif type(row) is list and len(row) == 6 and type(row[5]) is str:
-            files[rel] = row[5]
-    return files, folders
 
 
 class TreeDigest:
@@ -127,38 +128,54 @@ class TreeDigest:
         """The digest of the tree, or None when it holds something the digest cannot vouch for.
 
         `table` (a stat table as `save` writes it) stands in for the one on disk. `meanwhile`
-        is work the caller would do after a miss, done while a forked child computes the
-        digest and writes the table back (`_computed_for_parent`), when the caller knows of a
-        change newer than the table (`changed_ns`: the newest stamp among the files the warm
-        path found changed; without one, the table's `RECENT` most recently changed paths are
-        stat-ed for one, as `warm_recent` keeps them): a miss is then all but certain. From
-        `SPLIT_FROM` rows, with a processor to spare; otherwise (and with no such change
-        known: the lookup may well hit, and a hit would wait for the child's whole digest)
-        nothing is done ahead, and the caller does that work itself if it needs it."""
+        is work the caller would do after a miss, done while a forked child reads the table,
+        computes the digest and writes the table back (`_computed_for_parent`), when the
+        caller knows of a change newer than the table (`changed_ns`: the newest stamp among
+        the files the warm path found changed; without one, the table's `RECENT` most recently
+        changed paths are stat-ed for one, as `warm_recent` keeps them): a miss is then all
+        but certain. From `SPLIT_FROM` rows, with a processor to spare; otherwise (and with
+        no such change known: the lookup may well hit, and a hit would wait for the child's
+        whole digest) nothing is done ahead, and the caller does that work itself if it
+        needs it. Whether to send the work ahead is decided from the table's first record and
+        size (`table_head`): reading the whole table was ~15 ms at 1,000 chapters of the path
+        this process waits on, with the child's own stats done in ~0.1 s of its ~0.15 s."""
+        if meanwhile is not None and self._ahead(table, changed_ns):
+            child = forked.in_child(
+                lambda: self._computed_for_parent(table),
+                lambda: self.save(release=True),
+                large=True,
+            )
+            if child is not None:
+                try:
+                    meanwhile()
+                except BaseException:
+                    forked.discard(child)
+                    raise
+                # the answer, taken while the child writes the table back (`save` waits)
+                self._writer = child[0]
+                answer = forked.collected(child, reap=False)
+                if self._adopted(answer):
+                    digest: str | None = answer[0]
+                    return digest
+                self._wait_for_writer()
         known, written = _rows(read_table(self.table_path) if table is None else table)
-        if meanwhile is None or not known or not cache_stats.worth_a_child(len(known)):
-            return self._computed(known, written, split=True)
+        return self._computed(known, written, split=True)
+
+    def _ahead(self, table: Any, changed_ns: int | None) -> bool:
+        """Whether to send the digest ahead to a child (`compute`)."""
+        if table is None:
+            head = table_head(self.table_path)
+            if head is None:
+                return False
+            written, rows = head[0], head[1] // ROW_BYTES
+        else:
+            known, written = _rows(table)
+            rows = len(known)
+        if not rows or not cache_stats.worth_a_child(rows):
+            return False
         if changed_ns is None:  # no record of the warm path's: the table's recent paths
             changed_ns = self._recent_change(written)
-        if changed_ns is None or changed_ns < written:
-            return self._computed(known, written, split=True)
-        child = forked.in_child(
-            lambda: self._computed_for_parent(known, written), lambda: self.save(release=True)
-        )
-        if child is not None:
-            try:
-                meanwhile()
-            except BaseException:
-                forked.discard(child)
-                raise
-            # the answer, taken while the child writes the table back (`save` waits)
-            self._writer = child[0]
-            answer = forked.collected(child, reap=False)
-            if self._adopted(answer, known):
-                digest: str | None = answer[0]
-                return digest
-            self._wait_for_writer()
-        return self._computed(known, written, split=True)
+        return changed_ns is not None and changed_ns >= written
 
     def _recent_change(self, written: int) -> int | None:
         """When the table's recent paths last changed, if one did since this very table was
@@ -190,42 +207,33 @@ class TreeDigest:
                 self.table_path.with_name(warm_recent.NAME), warm_recent.encode(self._now, entries)
             )
 
-    def _computed_for_parent(self, known: dict[str, Any], written: int) -> list[Any]:
-        """(In the child.) The digest, and what the parent keeps of the run, as changes from
-        what the table both processes hold names (`_named_by`); the parent takes it while the
-        child writes the table back. (Every file's digest sent whole was ~2.7 MB and ~13 ms to
-        marshal at 1,000 chapters, and writing the table first ~17 ms more.)"""
+    def _computed_for_parent(self, table: Any) -> list[Any]:
+        """(In the child.) The table read (`table`, if given, stands in for it), the digest,
+        and what the parent keeps of the run: every file's digest and every folder, whole
+        (~2.8 MB of marshal at 1,000 chapters, ~4 ms for the parent to read: the parent then
+        reads no table); the parent takes it while the child writes the table back."""
+        known, written = _rows(read_table(self.table_path) if table is None else table)
         digest = self._computed(known, written, split=False)  # (the parent holds the other core)
-        files, folders = _named_by(known)
-        changed = {rel: d for rel, d in self.files.items() if files.get(rel) != d}
-        gone = [rel for rel in files if rel not in self.files]
         racy = [row for row in self._made if stamp_is_racy(row, self._now)]
-        added, removed = self.folders - folders, folders - self.folders
-        return [digest, changed, gone, added, removed, self.edited, racy, self.safe]
+        return [digest, self.files, self.folders, self.edited, racy, self.safe]
 
-    def _adopted(self, answer: Any, known: dict[str, Any]) -> bool:
+    def _adopted(self, answer: Any) -> bool:
         """Take what the child computed (`_computed_for_parent`); False when it did not answer
         that. The child writes the table back, or fails to: either way this process holds no
         rows to write (a later `save` writes nothing, once the child is done)."""
-        if not (type(answer) is list and len(answer) == 8):
+        if not (type(answer) is list and len(answer) == 6):
             return False
-        digest, changed, gone, added, removed, edited, made, safe = answer
+        digest, files, folders, edited, made, safe = answer
         if not (
             (digest is None or type(digest) is str)
-            and type(changed) is dict
-            and type(gone) is list
-            and type(added) is set
-            and type(removed) is set
+            and type(files) is dict
+            and type(folders) is set
             and type(edited) is dict
             and type(made) is list
             and type(safe) is bool
         ):
             return False
-        files, folders = _named_by(known)
-        files.update(changed)
-        for rel in gone:
-            files.pop(rel, None)
-        self.files, self.folders = files, (folders - removed) | added
+        self.files, self.folders = files, folders
         self.edited, self._made, self.safe, self.changed = edited, made, safe, False
         return True
 
@@ -289,8 +297,13 @@ class TreeDigest:
 
         `release`: then let go of the rows (`files` and `folders` stay, and the rows `recent`
         may still find racy): a run that computes its output holds the course meanwhile, and
-        at 1,000 chapters the ~28,000 rows were ~10 MB of a cold run's peak."""
-        self._wait_for_writer()  # (the child's table, written whole before this returns)
+        at 1,000 chapters the ~28,000 rows were ~10 MB of a cold run's peak. A child writing
+        the table (`compute`) is waited for (its table written whole before this returns),
+        but not by a `release`: this process holds no rows then, and the run goes on while
+        the child writes (~20 ms at 1,000 chapters; it takes the answer's ~2.8 MB first);
+        the run's record (`save` again) waits for it."""
+        if not (release and self._writer is not None):
+            self._wait_for_writer()
         if self.changed and self.safe:
             rows = self._folder_rows | self._fresh
             if write_table(self.table_path, {"written_ns": self._now, "files": rows}):

@@ -44,15 +44,19 @@ def _quietly(call: Callable[..., object], *args: int) -> None:
 
 
 def in_child(
-    work: Callable[[], Any], then: Callable[[], object] | None = None
+    work: Callable[[], Any], then: Callable[[], object] | None = None, large: bool = False
 ) -> tuple[int, int] | None:
     """A forked child doing `work` (its pid and the pipe it answers on, as marshal bytes), or
     None when no child could be forked. `then` is done by the child after it answered and
-    closed the pipe: the parent may go on with the answer meanwhile (`collected(reap=False)`)."""
+    closed the pipe: the parent may go on with the answer meanwhile (`collected(reap=False)`).
+    `large`: the answer is megabytes, and the pipe is made as large as the system lets (by
+    default 64 KB, the child waits for the parent to read each 64 KB before it writes more)."""
     try:
         read_end, write_end = os.pipe()
     except OSError:
         return None
+    if large:
+        _widened(write_end)
     try:
         pid = os.fork()
     except OSError:
@@ -74,6 +78,19 @@ def in_child(
             os._exit(status)
     os.close(write_end)
     return pid, read_end
+
+
+def _widened(pipe: int) -> None:
+    """The pipe as large as an unprivileged process may make it (`/proc/sys/fs/pipe-max-size`,
+    1 MB by default), where there is such a thing; as it was, elsewhere."""
+    try:
+        import fcntl
+
+        with open("/proc/sys/fs/pipe-max-size", "rb") as limit:
+            size = int(limit.read())
+        fcntl.fcntl(pipe, fcntl.F_SETPIPE_SZ, min(size, 1 << 22))
+    except (ImportError, AttributeError, OSError, ValueError):
+        return
 
 
 def collected(child: tuple[int, int] | None, reap: bool = True) -> Any:

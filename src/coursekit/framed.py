@@ -37,6 +37,24 @@ def chunks(magic: bytes, records: Iterable[Any]) -> Iterator[bytes]:
     yield b"%08x" % crc
 
 
+def first(data: bytes, magic: bytes) -> Any:
+    """The first record of the bytes `chunks` began with (`data`: the file's start, as much of
+    it as holds that record), NOT checked: the CRC-32 closing the file covers all of it. Only
+    for a guess that the whole file is read to confirm (what the stat table says of when it
+    was written); None when `data` does not begin so."""
+    start = len(magic)
+    if data[:start] != magic or len(data) < start + 4:
+        return None
+    size = int.from_bytes(data[start : start + 4], "big")
+    body = data[start + 4 : start + 4 + size]
+    if len(body) != size:
+        return None
+    try:
+        return marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
 def records(data: bytes | mmap.mmap, magic: bytes) -> tuple[list[Any], str] | None:
     """The records `chunks` framed after `magic`, and a name of what was read (its checksum and
     size: what another file written beside it names it by); None for anything else. `data`
