@@ -25,13 +25,14 @@ every time (it is cheap); a chapter whose findings depended on the clock keeps n
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from itertools import chain
 from typing import Any
 
 from coursekit import collector
-from coursekit.diagnostics import Diagnostic, Severity
+from coursekit.diagnostics import Diagnostic
+from coursekit.kept_rows import NO_ROWS, decoded, encode
 from coursekit.memo import ByIdentity, let_go_of_texts, remembering
 from coursekit.model.tree import Chapter, Course
 from coursekit.records import record
@@ -63,67 +64,6 @@ RunRule = Callable[[Context, Rule], tuple[list[Diagnostic], bool]]
 # batch at a time, not for every chapter until the last rule has run: a cold check of 1,000
 # chapters peaked at 221 MiB against 273 (246 against 296 for a first run with the cache on).
 BATCH = 100
-
-# What most (rule, chapter) pairs keep: no finding. One list, shared, and only ever read (at
-# 1,000 chapters ~66,000 of the ~73,000 pairs kept an empty list each, ~4 MB of a cold run).
-_NO_ROWS: list[list[Any]] = []
-
-
-def _encode(found: Iterable[Diagnostic]) -> list[list[Any]]:
-    rows = [
-        [
-            d.path,
-            d.line,
-            d.column,
-            d.code,
-            d.message,
-            str(d.severity),
-            d.name,
-            d.fixable,
-            [*d.related],
-        ]
-        for d in found
-    ]
-    return rows or _NO_ROWS
-
-
-# Rows already decoded, by the identity of the stored value: a process that checks again and
-# again (the language server, the daemon) keeps its store in memory, where a kept entry is the
-# same object.
-_DECODED: ByIdentity[list[Diagnostic] | None] = ByIdentity(100_000)
-
-
-# What most (rule, chapter) pairs keep: no finding. Shared, and only ever read.
-_NOTHING: list[Diagnostic] = []
-
-
-def _decoded(rows: Any) -> list[Diagnostic] | None:
-    if rows == []:  # ~90% of the pairs at 1,000 chapters: no lookup, nothing remembered
-        return _NOTHING
-    return _DECODED.get(rows, lambda: _decode(rows))
-
-
-def _decode(rows: Any) -> list[Diagnostic] | None:
-    """The kept findings, or None when the entry is not what `_encode` wrote."""
-    if not isinstance(rows, list):
-        return None
-    try:
-        return [
-            Diagnostic(
-                str(path),
-                int(line),
-                int(column),
-                str(code),
-                str(message),
-                Severity(severity),
-                str(name),
-                bool(fixable),
-                tuple(str(r) for r in related),
-            )
-            for path, line, column, code, message, severity, name, fixable, related in rows
-        ]
-    except (TypeError, ValueError):
-        return None
 
 
 def state_key(ctx: Context) -> str:
@@ -166,7 +106,7 @@ class _Plan:
         self.todo: dict[str, list[str]] = {}  # rule code -> chapters to run it on
         self.kept: dict[str, dict[str, Any]] = {}  # chapter -> code -> [key, rows]; EVERY
         self.changed: set[str] = set()  # chapters whose entry must be written back
-        nothing: dict[str, list[Any]] = {}  # key -> the pair [key, _NO_ROWS] (`_pair`)
+        nothing: dict[str, list[Any]] = {}  # key -> the pair [key, NO_ROWS] (`_pair`)
         self._nothing = nothing
         self.found: list[Diagnostic] = []
         self.state = state_key(ctx)
@@ -224,7 +164,7 @@ class _Plan:
             if chapter_id is None or chapter_id not in wanted:
                 return {}
             by_chapter[chapter_id].append(diagnostic)
-        return {c: _encode(d) for c, d in by_chapter.items()}
+        return {c: encode(d) for c, d in by_chapter.items()}
 
 
 def _part(
@@ -249,7 +189,7 @@ def _part(
         key = keys[rule.per_chapter or ()]
         hit: Any = stored.get(rule.code)
         ok = isinstance(hit, list) and len(hit) == 2 and hit[0] == key
-        rows = _decoded(hit[1]) if ok else None
+        rows = decoded(hit[1]) if ok else None
         if rows is not None:
             part.found += rows
             part.kept[rule.code] = _pair(key, hit[1], nothing)
@@ -262,7 +202,7 @@ def _pair(key: str, rows: list[Any], nothing: dict[str, list[Any]]) -> list[Any]
     """A rule's kept [key, rows] in a chapter; those that found nothing under one key are one
     pair (`nothing`), only ever read: ~6 MB of a cold run at 1,000 chapters, a list each, and
     as much after an edit every chapter's keys move with (a Book 0 or notation change)."""
-    return [key, rows] if rows else nothing.setdefault(key, [key, _NO_ROWS])
+    return [key, rows] if rows else nothing.setdefault(key, [key, NO_ROWS])
 
 
 def _whole(stored: dict[str, Any], every: str, fields: set[str]) -> _Part | None:
@@ -280,7 +220,7 @@ def _whole(stored: dict[str, Any], every: str, fields: set[str]) -> _Part | None
         if type(hit) is not list or len(hit) != 2:
             return None
         if hit[1] != []:  # most rows: nothing found
-            rows = _decoded(hit[1])
+            rows = decoded(hit[1])
             if rows is None:
                 return None
             found += rows
@@ -330,7 +270,7 @@ def run_per_chapter(
             if plan is None or not ok:
                 continue  # nothing is kept: a run that keeps nothing, or a crash (reported)
             if len(chapters) == 1:  # what a run over one chapter finds is that chapter's
-                by_chapter = {chapters[0]: _encode(diagnostics)}
+                by_chapter = {chapters[0]: encode(diagnostics)}
             else:
                 by_chapter = plan.split(diagnostics, chapters) or _one_by_one(
                     batch, rule, run, chapters
@@ -388,5 +328,5 @@ def _one_by_one(
         diagnostics, ok = run(replace(ctx, only=frozenset({chapter_id})), rule)
         if not ok:
             return {}
-        by_chapter[chapter_id] = _encode(diagnostics)
+        by_chapter[chapter_id] = encode(diagnostics)
     return by_chapter
