@@ -51,6 +51,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from coursekit import cache_sweep
 from coursekit.cache_env import (
     LIBRARIES,
     _salt,
@@ -80,6 +81,7 @@ from coursekit.project import relative_paths
 from coursekit.store import carry
 
 MAX_RUNS = 64  # run entries kept; the oldest are pruned
+STORE = "store"  # the result store's folder, in the cache's versioned one
 NOT_IN_KEY = not_in_key()  # options that change how fast, not what (see coursekit.options)
 # Names that moved to cache_files / cache_tree, still importable from here.
 __all__ = [
@@ -114,8 +116,9 @@ __all__ = [
 class DiskStore:
     """A `ResultStore` on disk: namespace/key -> JSON value, one file per entry.
 
-    The file name is a hash of (environment salt, namespace, key); the entry repeats the key and
-    salt, and a mismatch (a collision, a corrupted or truncated file) reads as a miss.
+    The file name is a hash of (environment salt, namespace, key), in the salt's generation
+    (`cache_sweep`: the oldest are swept); the entry repeats the key and salt, and a mismatch
+    (a collision, a corrupted or truncated file) reads as a miss.
     """
 
     def __init__(self, project_root: Path, env: Mapping[str, str] | None = None) -> None:
@@ -123,6 +126,7 @@ class DiskStore:
         self._env = dict(env) if env is not None else None
         self._salt: str | None = None
         self._base: Path | None = None
+        self._claimed = False  # whether this store marked its generation used
         self.writable = True
         self.declined: list[str] = []  # results not kept (clock-dependent): see RunCache
 
@@ -134,7 +138,7 @@ class DiskStore:
 
     def _path(self, namespace: str, key: str) -> Path:
         if self._base is None:
-            self._base = self.root / FORMAT / "store"
+            self._base = cache_sweep.generation(self.root / FORMAT / STORE, self.salt)
         digest = sha256(f"{self.salt}\0{namespace}\0{key}")
         safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in namespace)[:40]
         return self._base / safe / digest[:2] / f"{digest[2:]}.json"
@@ -158,6 +162,9 @@ class DiskStore:
         except OSError:
             self.writable = False
             return
+        if not self._claimed:
+            self._claimed = True
+            cache_sweep.claim(self.root / FORMAT / STORE, self.salt)
         entry = {"salt": self.salt, "namespace": namespace, "key": key, "value": value}
         if not _write_json(self._path(namespace, key), entry):
             # unwritable folder or a value JSON cannot hold: the result is simply not kept
