@@ -95,19 +95,7 @@ def compared(
         st = lstat(prefix + key)
         if not regular(st.st_mode):
             return False
-        # `holds`, written out: ~18,000 calls at 1,000 chapters were a fifth of the time
-        if (
-            type(row) is list
-            and len(row) == 6
-            and row[0] == st.st_mtime_ns
-            and row[1] == st.st_ctime_ns
-            and row[2] == st.st_size
-            and row[3] == st.st_ino
-            and row[4] == st.st_dev
-            and type(row[5]) is str
-            and row[0] < settled
-            and row[1] < settled
-        ):
+        if holds(row, st, settled):
             same[key] = row  # the same row: a large tree's table is not held twice
         else:
             files.append((key, st))
@@ -146,19 +134,7 @@ def folder_rows(
         st = lstat(prefix + folder if folder else top)
         if not is_dir(st.st_mode):
             return None
-        # `file_stamp` compared and `stamp_is_racy`, written out (~10,000 folders)
-        if (
-            type(row) is list
-            and len(row) == 6
-            and row[0] == st.st_mtime_ns
-            and row[1] == st.st_ctime_ns
-            and row[2] == st.st_size
-            and row[3] == st.st_ino
-            and row[4] == st.st_dev
-            and row[5] == ""
-            and row[0] < settled
-            and row[1] < settled
-        ):
+        if holds(row, st, settled) and row[5] == "":  # (a folder's row holds no digest)
             kept[key] = row
         else:
             moved.add(folder)
