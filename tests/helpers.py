@@ -159,3 +159,10 @@ def generate(chapters: int, root: Path) -> Path:
     spec.loader.exec_module(module)
     course: Path = module.generate(chapters, root)
     return course
+
+
+def pack_folder(project: Path) -> Path:
+    """Where this environment's pack is kept for the project (`cache_sweep`'s generation)."""
+    from coursekit.cache import DiskStore
+
+    return DiskStore(project).generation

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from coursekit import cache
+from coursekit import cache, cache_store
 from coursekit.cache_files import FORMAT, read_records, write_records
 from coursekit.cache_pack import MAGIC, PACK, PackedStore
 from coursekit.commands.check import run_cached
 from coursekit.options import Options
 from coursekit.project import find_project
 from coursekit.store import SYMPY_PARTS
+from helpers import pack_folder
 
 BUNDLED = Path(__file__).resolve().parent.parent / "course"
 LESSON = "II/2-from-recurrence-to-attention/lessons/model-width.md"
@@ -41,7 +42,7 @@ def _check(course: Path, use_cache: bool = True) -> str:
 def _pack(course: Path) -> dict[str, dict[str, object]]:
     """What the next run reads: the pack (a stream of records under the salt) and its delta
     (tests/test_cache_pack_delta.py)."""
-    path = course.parent / cache.CACHE_DIR / FORMAT / PACK
+    path = pack_folder(course.parent) / PACK
     records = read_records(path, MAGIC)
     assert records is not None, "the pack is not a stream of records"
     assert records[0] == cache.DiskStore(course.parent).salt
@@ -94,7 +95,7 @@ def test_the_pack_is_a_few_records_of_many_entries(course: Path) -> None:
     from coursekit.cache_pack import CHUNK
 
     _check(course)
-    path = course.parent / cache.CACHE_DIR / FORMAT / PACK
+    path = pack_folder(course.parent) / PACK
     records = read_records(path, MAGIC)
     assert records is not None
     chunks = records[1:]
@@ -147,7 +148,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_damaged_or_foreign_pack_is_no_pack(checked: Path, tmp_path: Path, damage: str) -> None:
     root = tmp_path / "project"
     shutil.copytree(checked.parent / cache.CACHE_DIR, root / cache.CACHE_DIR)
-    DAMAGE[damage](root / cache.CACHE_DIR / FORMAT / PACK)
+    DAMAGE[damage](pack_folder(root) / PACK)
     assert PackedStore(cache.DiskStore(checked.parent))._entries()  # the undamaged one serves
     assert PackedStore(cache.DiskStore(root))._entries() == {}  # (the salt: the environment's)
 
@@ -155,7 +156,7 @@ def test_a_damaged_or_foreign_pack_is_no_pack(checked: Path, tmp_path: Path, dam
 @pytest.mark.parametrize("damage", ["json", "crc cut", "pair"])
 def test_a_damaged_pack_costs_speed_not_findings(course: Path, damage: str) -> None:
     _check(course)
-    DAMAGE[damage](course.parent / cache.CACHE_DIR / FORMAT / PACK)
+    DAMAGE[damage](pack_folder(course.parent) / PACK)
     _edit(course, 1)
     assert _check(course) == _check(course, use_cache=False)
 
@@ -164,14 +165,15 @@ def test_a_pack_entry_under_the_right_salt_is_served(course: Path) -> None:
     """The pack is what is read: a (planted) entry in it is what the run sees."""
     _check(course)
     store = cache.DiskStore(course.parent)
-    path = course.parent / cache.CACHE_DIR / FORMAT / PACK
+    path = pack_folder(course.parent) / PACK
     _rewrite(path, [store.salt, ("planted", {"key": {"value": [1, "two"]}})])
     assert PackedStore(store).get("planted", "key") == {"value": [1, "two"]}
 
 
-def test_the_json_files_an_earlier_version_left_are_removed(course: Path) -> None:
-    """pack.json and files.json are nothing this version reads: a run that writes its pack
-    removes them rather than keep ~20 MB (at 1,000 chapters) for ever."""
+def test_the_packs_an_earlier_version_left_are_removed(course: Path) -> None:
+    """pack.json and files.json, and the one pack.bin (and its delta) every environment shared
+    before each kept its own, are nothing this version reads: a run that writes its pack
+    removes them rather than keep ~20-47 MB (at 1,000 chapters) for ever."""
     from coursekit.cache_pack import LEGACY
 
     base = course.parent / cache.CACHE_DIR / FORMAT
@@ -180,7 +182,33 @@ def test_the_json_files_an_earlier_version_left_are_removed(course: Path) -> Non
         (base / name).write_text('{"salt": "old"}', encoding="utf-8")
     _check(course)
     assert [name for name in LEGACY if (base / name).exists()] == []
-    assert (base / PACK).is_file()
+    assert (pack_folder(course.parent) / PACK).is_file()
+
+
+def test_environments_used_in_turn_each_keep_their_pack(
+    course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (#20): a virtual environment's `check` and pre-commit's hook (another
+    environment, another salt) replaced each other's one pack, so every run after a switch
+    read its entries one by one: at 1,000 chapters an edit took ~1.9 s instead of ~0.5 s."""
+    _check(course)
+    mine = pack_folder(course.parent) / PACK
+    assert mine.is_file()
+    real = cache.environment
+
+    def another() -> dict[str, str]:
+        return {**real(), "prefix": "/elsewhere/venv"}  # pre-commit's environment, say
+
+    for module in (cache, cache_store):  # (the run's key, the store's salt)
+        monkeypatch.setattr(module, "environment", another)
+    theirs = pack_folder(course.parent) / PACK
+    assert theirs != mine
+    _check(course)
+    assert theirs.is_file() and mine.is_file()
+    for module in (cache, cache_store):
+        monkeypatch.setattr(module, "environment", real)
+    store = PackedStore(cache.DiskStore(course.parent))
+    assert store._entries(), "the first environment's pack was replaced"
 
 
 def test_a_value_computed_this_run_is_packed_as_its_entry_reads_back(tmp_path: Path) -> None:
@@ -283,7 +311,7 @@ def test_saving_converts_the_values_computed_one_at_a_time(tmp_path: Path) -> No
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    size = (root / cache.CACHE_DIR / FORMAT / PACK).stat().st_size
+    size = (pack_folder(root) / PACK).stat().st_size
     assert PackedStore(cache.DiskStore(root)).get("yaml", f"{7:064x}:0") == {
         "data": {"items": [{"lesson": f"l{i}"} for i in range(40)]}
     }
@@ -325,7 +353,7 @@ def test_reading_records_sets_off_no_collection_and_leaves_them_frozen(tmp_path:
 
 def test_forget_lets_go_of_a_namespace_in_memory_only(course: Path) -> None:
     _check(course)
-    pack = course.parent / cache.CACHE_DIR / FORMAT / PACK
+    pack = pack_folder(course.parent) / PACK
     before = pack.read_bytes()
     store = PackedStore(cache.DiskStore(course.parent))
     kept = store._entries()

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coursekit import cache, cache_pack
-from coursekit.cache_files import FORMAT
 from coursekit.cache_pack import DELTA, PACK, PackedStore
+from helpers import pack_folder
 from test_cache_pack import BUNDLED, _check, _edit
 
 
@@ -32,7 +32,7 @@ def test_an_edit_writes_what_changed_beside_the_pack(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     course = _copy(tmp_path, "delta")
-    folder = course.parent / cache.CACHE_DIR / FORMAT
+    folder = pack_folder(course.parent)
     _check(course)
     whole = (folder / PACK).read_bytes()
     assert not (folder / DELTA).exists()
@@ -49,7 +49,7 @@ def test_an_edit_writes_what_changed_beside_the_pack(
     for n in range(3):
         _edit(again, n)
         _check(again)
-    assert not (again.parent / cache.CACHE_DIR / FORMAT / DELTA).exists()
+    assert not (pack_folder(again.parent) / DELTA).exists()
     assert _untimed(_served(course.parent)) == _untimed(_served(again.parent))
     assert _served(course.parent)["yaml"]
 
@@ -72,7 +72,7 @@ def test_a_run_that_changed_much_writes_the_pack_again(tmp_path: Path) -> None:
     for n in range(300):
         first.put("ns", f"k{n}", n)
     assert first.save()
-    folder = tmp_path / cache.CACHE_DIR / FORMAT
+    folder = pack_folder(tmp_path)
     small = _store(tmp_path)
     for n in range(300):
         assert small.get("ns", f"k{n}") == n
@@ -96,12 +96,12 @@ def test_a_delta_for_another_pack_is_not_read(tmp_path: Path) -> None:
     assert edit.get("ns", "a") == 1
     edit.put("ns", "b", 3)  # a delta: b changed
     assert edit.save()
-    folder = tmp_path / cache.CACHE_DIR / FORMAT
+    folder = pack_folder(tmp_path)
     delta = (folder / DELTA).read_bytes()
     other = _store(tmp_path / "elsewhere")  # another run's pack, written whole meanwhile
     other.put("ns", "a", 10)
     assert other.save()
-    shutil.copy(tmp_path / "elsewhere" / cache.CACHE_DIR / FORMAT / PACK, folder / PACK)
+    shutil.copy(pack_folder(tmp_path / "elsewhere") / PACK, folder / PACK)
     (folder / DELTA).write_bytes(delta)
     assert _served(tmp_path) == {"ns": {"a": 10}}  # the old delta names the old pack
 
@@ -124,7 +124,7 @@ def test_a_damaged_delta_leaves_the_pack(tmp_path: Path, damage: Any) -> None:
     assert edit.get("ns", "a") == 1
     edit.put("ns", "b", 2)
     assert edit.save()
-    path = tmp_path / cache.CACHE_DIR / FORMAT / DELTA
+    path = pack_folder(tmp_path) / DELTA
     path.write_bytes(damage(path.read_bytes()))
     assert _served(tmp_path) == {"ns": {"a": 1}}
 
@@ -173,7 +173,7 @@ def test_a_delta_that_is_not_a_file_of_ours_is_neither_read_nor_followed(
     first = _store(root)
     first.put("ns", "a", 1)
     assert first.save()
-    path = root / cache.CACHE_DIR / FORMAT / DELTA
+    path = pack_folder(root) / DELTA
     if planted == "link":
         path.symlink_to(outside)
     else:

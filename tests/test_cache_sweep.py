@@ -38,21 +38,22 @@ def test_each_environment_keeps_its_entries_in_a_folder_of_its_own(tmp_path: Pat
 
 
 def test_a_new_environment_sweeps_all_but_the_most_recently_used(tmp_path: Path) -> None:
+    assert cache_sweep.KEEP == 3
     now = time.time_ns()
-    # used in the order 1, 2, 3, 4; then 2 again (a second environment used in turn)
-    stores = {v: _used(tmp_path, v, now - (10 - n) * 10**9) for n, v in enumerate("1234")}
-    again = cache.DiskStore(tmp_path, env={"coursekit": "2"})
+    # used in the order 1, 2, 3; then 1 again (a second environment used in turn)
+    stores = {v: _used(tmp_path, v, now - (10 - n) * 10**9) for n, v in enumerate("123")}
+    again = cache.DiskStore(tmp_path, env={"coursekit": "1"})
     again.put("sympy", "k2", "again")  # marks its generation used now
     layout = _store(tmp_path) / "sympy" / "ab"  # the layout before generations
     layout.mkdir(parents=True)
     (layout / "entry.json").write_text("{}", encoding="utf-8")
-    assert len(list(_store(tmp_path).iterdir())) == 5  # (swept only when one is made)
-    new = _used(tmp_path, "6", now)
+    assert len(list(_store(tmp_path).iterdir())) == 4  # (swept only when one is made)
+    new = _used(tmp_path, "4", now)
     kept = {entry.name for entry in _store(tmp_path).iterdir()}
-    # the new one and the three used last before it: 2 (again), 4, 3
-    assert kept == {stores[v].salt[:16] for v in "243"} | {new.salt[:16]}
-    assert cache.DiskStore(tmp_path, env={"coursekit": "2"}).get("sympy", "k2") == "again"
-    assert cache.DiskStore(tmp_path, env={"coursekit": "1"}).get("sympy", "k") is None
+    # the new one and the two used last before it: 1 (again), 3
+    assert kept == {stores[v].salt[:16] for v in "13"} | {new.salt[:16]}
+    assert cache.DiskStore(tmp_path, env={"coursekit": "1"}).get("sympy", "k2") == "again"
+    assert cache.DiskStore(tmp_path, env={"coursekit": "2"}).get("sympy", "k") is None
 
 
 def test_a_store_that_only_reads_makes_no_generation(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from coursekit import cache, engine
-from coursekit.cache_files import FORMAT, read_records, sha256
+from coursekit.cache_files import read_records, sha256
 from coursekit.cache_pack import MAGIC, PACK, TEXTS, PackedStore
 from coursekit.commands.check import run_cached
 from coursekit.engine import CheckResult
@@ -21,6 +21,7 @@ from coursekit.model.tree import Course
 from coursekit.options import Options
 from coursekit.project import Project, find_project
 from coursekit.rules import facts
+from helpers import pack_folder
 
 BUNDLED = Path(__file__).resolve().parent.parent / "course"
 LESSON = "II/2-from-recurrence-to-attention/lessons/model-width.md"
@@ -57,7 +58,7 @@ def _check(course: Path, use_cache: bool = True) -> str:
 
 def _kept_texts(course: Path) -> dict[str, object]:
     """The texts the next run reads: the pack's, as its delta amends them."""
-    assert read_records(course.parent / cache.CACHE_DIR / FORMAT / PACK, MAGIC) is not None
+    assert read_records(pack_folder(course.parent) / PACK, MAGIC) is not None
     texts: dict[str, object] = PackedStore(cache.DiskStore(course.parent))._entries()[TEXTS]
     return texts
 

@@ -33,8 +33,9 @@ same-tick edit could leave the tuple unchanged); those are hashed again. ctime c
 from user space, so restoring an mtime after an edit does not fool it.
 
 Split by idea: `cache_files` (the folder, entries on disk), `cache_tree` (the tree digest and its
-stat table), `cache_env` (what every key includes), `cache_pack` (one run's entries in one file),
-and here the stores and whole-run replay; the old names stay importable.
+stat table), `cache_env` (what every key includes), `cache_store` (the result store, in a
+folder per environment: `cache_sweep`), `cache_pack` (one run's entries in one file), and here
+whole-run replay; the old names stay importable.
 
 This module imports only the standard library at module level: it runs on the warm path.
 Every write is atomic (temporary file, then `os.replace`); an unreadable or corrupted entry is
@@ -51,10 +52,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from coursekit import cache_sweep
 from coursekit.cache_env import (
     LIBRARIES,
-    _salt,
     environment,
     library_version,
     source_fingerprint,
@@ -75,15 +74,14 @@ from coursekit.cache_files import (
     sha256,
 )
 from coursekit.cache_stats import RACY_NS
+from coursekit.cache_store import STORE, DiskStore, Layered
 from coursekit.cache_tree import STAT_TABLE, TreeDigest
 from coursekit.options import Options, not_in_key
 from coursekit.project import relative_paths
-from coursekit.store import carry
 
 MAX_RUNS = 64  # run entries kept; the oldest are pruned
-STORE = "store"  # the result store's folder, in the cache's versioned one
 NOT_IN_KEY = not_in_key()  # options that change how fast, not what (see coursekit.options)
-# Names that moved to cache_files / cache_tree, still importable from here.
+# Names that moved to cache_files / cache_tree / cache_store, still importable from here.
 __all__ = [
     "CACHEDIR_TAG",
     "CACHE_DIR",
@@ -93,6 +91,7 @@ __all__ = [
     "MAX_RUNS",
     "NOT_IN_KEY",
     "RACY_NS",
+    "STORE",
     "DiskStore",
     "Layered",
     "RunCache",
@@ -108,111 +107,6 @@ __all__ = [
     "sha256",
     "source_fingerprint",
 ]
-
-
-# The result store ------------------------------------------------------------------------------
-
-
-class DiskStore:
-    """A `ResultStore` on disk: namespace/key -> JSON value, one file per entry.
-
-    The file name is a hash of (environment salt, namespace, key), in the salt's generation
-    (`cache_sweep`: the oldest are swept); the entry repeats the key and salt, and a mismatch
-    (a collision, a corrupted or truncated file) reads as a miss.
-    """
-
-    def __init__(self, project_root: Path, env: Mapping[str, str] | None = None) -> None:
-        self.root = cache_root(project_root)
-        self._env = dict(env) if env is not None else None
-        self._salt: str | None = None
-        self._base: Path | None = None
-        self._claimed = False  # whether this store marked its generation used
-        self.writable = True
-        self.declined: list[str] = []  # results not kept (clock-dependent): see RunCache
-
-    @property
-    def salt(self) -> str:
-        if self._salt is None:
-            self._salt = _salt(self._env if self._env is not None else environment())
-        return self._salt
-
-    def _path(self, namespace: str, key: str) -> Path:
-        if self._base is None:
-            self._base = cache_sweep.generation(self.root / FORMAT / STORE, self.salt)
-        digest = sha256(f"{self.salt}\0{namespace}\0{key}")
-        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in namespace)[:40]
-        return self._base / safe / digest[:2] / f"{digest[2:]}.json"
-
-    def get(self, namespace: str, key: str) -> Any | None:
-        entry = _read_json(self._path(namespace, key))
-        if (
-            not isinstance(entry, dict)
-            or entry.get("salt") != self.salt
-            or entry.get("namespace") != namespace
-            or entry.get("key") != key
-        ):
-            return None
-        return entry.get("value")
-
-    def put(self, namespace: str, key: str, value: Any) -> None:
-        if not self.writable:
-            return
-        try:
-            _prepare(self.root)
-        except OSError:
-            self.writable = False
-            return
-        if not self._claimed:
-            self._claimed = True
-            cache_sweep.claim(self.root / FORMAT / STORE, self.salt)
-        entry = {"salt": self.salt, "namespace": namespace, "key": key, "value": value}
-        if not _write_json(self._path(namespace, key), entry):
-            # unwritable folder or a value JSON cannot hold: the result is simply not kept
-            return
-
-    def decline(self, namespace: str, key: str, why: str) -> None:
-        """Not kept, and an entry an earlier run left under the same key is removed."""
-        self.declined.append(why)
-        with contextlib.suppress(OSError):
-            self._path(namespace, key).unlink(missing_ok=True)
-
-
-class Layered:
-    """A memory layer over another store: what one run reads or writes twice, it reads once."""
-
-    def __init__(self, below: Any) -> None:
-        self.below = below
-        self.memory: dict[tuple[str, str], Any] = {}
-
-    def get(self, namespace: str, key: str) -> Any | None:
-        value = self.memory.get((namespace, key))
-        if value is None:
-            value = self.below.get(namespace, key)
-            if value is not None:
-                self.memory[(namespace, key)] = value
-        return value
-
-    def put(self, namespace: str, key: str, value: Any) -> None:
-        self.memory[(namespace, key)] = value
-        self.below.put(namespace, key, value)
-
-    def decline(self, namespace: str, key: str, why: str) -> None:
-        self.memory.pop((namespace, key), None)
-        self.below.decline(namespace, key, why)
-
-    def carry(self, namespace: str, key: str) -> bool:
-        """`store.carry` below: nothing is read, so nothing is held here."""
-        carry(self.below, namespace, key)
-        return True
-
-    def forget(self, namespace: str) -> None:
-        """Let go of what is held in memory under `namespace`, here and below (a long-lived
-        process's, once it no longer reads it). Nothing on disk changes."""
-        for key in [k for k in self.memory if k[0] == namespace]:
-            del self.memory[key]
-        forget = getattr(self.below, "forget", None)
-        if forget is not None:
-            forget(namespace)
 
 
 # Whole runs -------------------------------------------------------------------------------------

@@ -4,13 +4,14 @@ Every entry of the store (`cache.DiskStore`) is keyed by the environment's salt:
 version and source files, the interpreter, the libraries. A new salt (an upgrade, an edited
 editable install, another virtual environment) writes a new copy of every result and never
 reads the old ones again: a 1,000-chapter course checked across 17 of them held 127,582
-entries (1.2 GB) in one folder. Entries now live in a folder per salt (`store/<salt[:16]>/`);
-a run that writes to its generation marks it used, and the run that makes a new one removes
-all but the `KEEP` most recently used (its own among them) and anything else in the store
-(the layout before generations, a folder per namespace). Two environments used in turn (a
-virtual environment and pre-commit's) keep both. Sweeping an old generation of a 1,000-chapter
-course (~30,000 files) takes ~1 s, once per new environment, in a run that computes the whole
-course anyway. Anything that fails here is left as it is: the store only ever misses.
+entries (1.2 GB) in one folder. Entries, and the pack of what a run used (`cache_pack`), now
+live in a folder per salt (`store/<salt[:16]>/`); a run that writes to its generation marks
+it used, and the run that makes a new one removes all but the `KEEP` most recently used (its
+own among them) and anything else in the store (the layout before generations, a folder per
+namespace). Two environments used in turn (a virtual environment and pre-commit's) keep
+both, each its own pack. Sweeping an old generation of a 1,000-chapter course (~7,500
+entries) takes well under a second, once per new environment, in a run that computes the
+whole course anyway. Anything that fails here is left as it is: the store only ever misses.
 
 Standard library only.
 """
@@ -22,7 +23,10 @@ import re
 import shutil
 from pathlib import Path
 
-KEEP = 4  # generations kept: the one in use and the three used last before it
+# Generations kept: the one in use and the two used last before it (a virtual environment and
+# pre-commit's used in turn, and what one of them was before its last upgrade). At 1,000
+# chapters a generation is ~110 MB: ~7,500 entries (~65 MB) and the pack (~47 MB).
+KEEP = 3
 _GENERATION = re.compile(r"[0-9a-f]{16}")
 
 
