@@ -70,12 +70,12 @@ def read_table(path: Path) -> dict[str, Any] | None:
 
 def table_head(path: Path) -> tuple[int, int] | None:
     """When the stat table at `path` says it was written, and its size in bytes, from its first
-    record alone (`framed.first`: not checked, a guess that reading the whole confirms); None
-    for no table, or a file that does not begin as one."""
+    record alone (`framed.first_int`: not checked, a guess that reading the whole confirms);
+    None for no table, or a file that does not begin as one."""
 
     def head(handle: BinaryIO, size: int) -> tuple[int, int] | None:
-        written = framed.first(handle.read(len(TABLE_MAGIC) + 4 + 16), TABLE_MAGIC)
-        return (written, size) if type(written) is int else None
+        written = framed.first_int(handle.read(len(TABLE_MAGIC) + 4 + 16), TABLE_MAGIC)
+        return None if written is None else (written, size)
 
     return _with_entry(path, head)
 

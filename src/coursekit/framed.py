@@ -37,22 +37,29 @@ def chunks(magic: bytes, records: Iterable[Any]) -> Iterator[bytes]:
     yield b"%08x" % crc
 
 
-def first(data: bytes, magic: bytes) -> Any:
-    """The first record of the bytes `chunks` began with (`data`: the file's start, as much of
-    it as holds that record), NOT checked: the CRC-32 closing the file covers all of it. Only
-    for a guess that the whole file is read to confirm (what the stat table says of when it
-    was written); None when `data` does not begin so."""
+# marshal's type codes of an int ("i": 32 bits, "l": longer), with and without the flag that
+# marks an object referred to again
+_INT_CODES = frozenset(b"il") | {code | 0x80 for code in b"il"}
+
+
+def first_int(data: bytes, magic: bytes) -> int | None:
+    """The first record of the bytes `chunks` began with, when it is an int (`data`: the
+    file's start, as much of it as holds that record), NOT checked: the CRC-32 closing the
+    file covers all of it. Only for a guess that reading the whole file confirms (when the
+    stat table says it was written); so only an int's few bytes are unmarshalled unchecked.
+    None when `data` does not begin so."""
     start = len(magic)
-    if data[:start] != magic or len(data) < start + 4:
+    if data[:start] != magic or len(data) < start + 5:
         return None
     size = int.from_bytes(data[start : start + 4], "big")
     body = data[start + 4 : start + 4 + size]
-    if len(body) != size:
+    if len(body) != size or body[0] not in _INT_CODES:
         return None
     try:
-        return marshal.loads(body)
+        value = marshal.loads(body)
     except (EOFError, ValueError, TypeError):
         return None
+    return value if type(value) is int else None
 
 
 def records(data: bytes | mmap.mmap, magic: bytes) -> tuple[list[Any], str] | None:
