@@ -49,7 +49,7 @@ def test_only_an_ints_type_codes_are_unmarshalled(monkeypatch: pytest.MonkeyPatc
         unmarshalled.append(bytes(data))
         return real(data)
 
-    monkeypatch.setattr(framed.marshal, "loads", loads)
+    monkeypatch.setattr(marshal, "loads", loads)
     assert framed.first_int(_file(["a", "list"]), MAGIC) is None
     assert unmarshalled == []
     assert framed.first_int(_file(12), MAGIC) == 12
