@@ -74,3 +74,14 @@ def test_what_is_not_a_generation_is_swept_but_never_followed(tmp_path: Path) ->
     assert removed == ["0123456789abcdef", "stray.json"]
     assert (outside / "keep.txt").exists()
     assert list(store.iterdir()) == []
+
+
+def test_a_store_reached_through_a_link_is_not_swept(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "0123456789abcdef").mkdir(parents=True)
+    (outside / "notes.txt").write_text("not the cache's", encoding="utf-8")
+    store = _store(tmp_path)
+    store.parent.mkdir(parents=True)
+    store.symlink_to(outside)
+    cache.DiskStore(tmp_path, env={"coursekit": "1"}).put("sympy", "k", 1)
+    assert sorted(entry.name for entry in outside.iterdir()) == ["0123456789abcdef", "notes.txt"]

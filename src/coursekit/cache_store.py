@@ -13,7 +13,15 @@ from typing import Any
 
 from coursekit import cache_sweep
 from coursekit.cache_env import _salt, environment
-from coursekit.cache_files import FORMAT, _prepare, _read_json, _write_json, cache_root, sha256
+from coursekit.cache_files import (
+    FORMAT,
+    _prepare,
+    _read_json,
+    _write_json,
+    cache_root,
+    inside_cache,
+    sha256,
+)
 from coursekit.store import carry
 
 STORE = "store"  # the result store's folder, in the cache's versioned one
@@ -48,10 +56,13 @@ class DiskStore:
         return cache_sweep.generation(self.root / FORMAT / STORE, self.salt)
 
     def claim(self) -> None:
-        """Mark this environment's generation used (once: `cache_sweep.claim`)."""
+        """Mark this environment's generation used (once: `cache_sweep.claim`), in a store
+        reached without a symbolic link (the sweep removes what the store holds)."""
+        store = self.root / FORMAT / STORE
         if not self._claimed:
             self._claimed = True
-            cache_sweep.claim(self.root / FORMAT / STORE, self.salt)
+            if inside_cache(store / "entry"):
+                cache_sweep.claim(store, self.salt)
 
     def _path(self, namespace: str, key: str) -> Path:
         if self._base is None:
