@@ -18,6 +18,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -41,10 +42,8 @@ def claim(store: Path, salt: str) -> None:
     try:
         folder.mkdir(parents=True)
     except FileExistsError:
-        try:
-            os.utime(folder)
-        except OSError:
-            return
+        with contextlib.suppress(OSError):
+            os.utime(folder, follow_symlinks=False)  # (a link is the sweep's to remove)
         return
     except OSError:
         return

@@ -1,6 +1,5 @@
-"""The findings a rule made in a chapter, as the per-chapter cache keeps them (coursekit.incremental):
-rows of plain values, and the `Diagnostic`s they stand for.
-"""
+"""The findings a rule made in a chapter as the per-chapter cache keeps them
+(`coursekit.incremental`): rows of plain values, and the `Diagnostic`s they stand for."""
 
 from __future__ import annotations
 
