@@ -35,10 +35,15 @@ def test_a_large_answer_is_written_to_a_widened_pipe_ahead_of_the_read(tmp_path:
             lambda: answer, lambda: done.write_text("then", encoding="utf-8"), large=large
         )
         assert child is not None
-        time.sleep(0.5)  # the parent reads nothing meanwhile
-        widened = done.exists()
+        # the parent reads nothing meanwhile: a child that can write its whole answer ends
+        # it and goes on to `then` (waited for up to 10 s); one that cannot waits for the read
+        waited = 0.0
+        while not done.exists() and waited < (10 if large and _pipes_widen() else 0.3):
+            time.sleep(0.05)
+            waited += 0.05
+        went_on = done.exists()
         assert forked.collected(child) == answer
-        assert widened is (large and _pipes_widen()), large
+        assert went_on is (large and _pipes_widen()), large
         done.unlink(missing_ok=True)
 
 
