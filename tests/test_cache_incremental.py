@@ -133,7 +133,8 @@ def test_a_lesson_edit_writes_back_its_chapters_results_only(course: Path) -> No
     _kept(course, store)
     chapters = check(_project(course), options=OPTIONS).course.chapters
     written = [key.rsplit(":", 1)[-1] for ns, key in store.puts if ns == "rules"]
-    assert sorted(written) == sorted(chapters)  # cold: one entry per chapter
+    # cold: one entry per chapter, and when this set of options was used
+    assert sorted(written) == sorted([*chapters, incremental.SETS])
     store.puts.clear()
     assert _kept(course, store) == _full(course)
     assert [ns for ns, _ in store.puts if ns == "rules"] == []  # nothing changed: none
@@ -149,7 +150,13 @@ def test_what_found_nothing_is_kept_as_one_pair_per_key(course: Path) -> None:
     empty list of its own (~73,000 pairs at 1,000 chapters, ~10 MB of a cold run's peak)."""
     store = MemoryStore()
     _kept(course, store)
-    entries = [v for (ns, _), v in store._data.items() if ns == "rules"]
+    # (a chapter's entry holds each set of options' results: one set here)
+    entries = [
+        kept
+        for (ns, key), v in store._data.items()
+        if ns == "rules" and key != incremental.SETS
+        for kept in v.values()
+    ]
     assert entries
     pairs = [pair for entry in entries for code, pair in entry.items() if code]
     empty = [pair for pair in pairs if pair[1] == []]
@@ -836,3 +843,34 @@ def test_a_run_without_a_store_records_no_clean_document(
     assert hashed == []
     assert alone == _kept(course, JsonStore())
     assert hashed  # through a store, each document's text is recorded
+
+
+def _sets(store: MemoryStore) -> list[int]:
+    """How many sets of options each chapter's entry holds results for."""
+    return [
+        len(entry)
+        for (ns, key), entry in store._data.items()
+        if ns == "rules" and key != incremental.SETS
+    ]
+
+
+def test_each_entry_keeps_the_sets_of_options_used_within_a_week(
+    course: Path, monkeypatch: pytest.MonkeyPatch, calls: Any
+) -> None:
+    """Two sets of options used in turn (here: without and with the programs) each keep their
+    results in the chapter's one entry, so that neither replaces the other's in the pack
+    (tests/test_cache_pack.py); a set not used for a week is dropped from every entry."""
+    store = JsonStore()
+    kept = {
+        options: check(_project(course), options=options, store=store).diagnostics
+        for options in (OPTIONS, WITH_PROGRAMS)
+    }
+    assert set(_sets(store)) == {2}
+    calls.clear()
+    for options in (OPTIONS, WITH_PROGRAMS):  # each set's results kept: no rule runs
+        assert check(_project(course), options=options, store=store).diagnostics == kept[options]
+    assert calls == {}
+    monkeypatch.setattr(incremental, "USED_WITHIN_NS", 0)  # (a week has passed)
+    assert _kept(course, store) == kept[OPTIONS]
+    assert set(_sets(store)) == {1}
+    assert calls == {}  # (dropping the other set ran no rule)
