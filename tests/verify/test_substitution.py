@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from coursekit.verify.claims.context import Context, _subs
@@ -54,6 +54,7 @@ VALUES = st.one_of(
     st.dictionaries(st.sampled_from(NAMES), VALUES, min_size=1, max_size=3),
     st.booleans(),
 )
+@example("Max(x, sqrt(-(x)))", {"x": "0"}, True)  # (hypothesis found it: see below)
 def test_exact_replacement_is_what_subs_computes(
     text: str, where: dict[str, str], pos: bool
 ) -> None:
@@ -86,6 +87,19 @@ def test_a_substitution_sympy_refuses_is_refused_alike() -> None:
         expr.subs(mapping, simultaneous=True)
     with pytest.raises(ValueError):
         _subs(expr, mapping)
+
+
+def test_a_function_sympy_refuses_to_build_is_a_formula_error() -> None:
+    """Regression (hypothesis found it): with `x` positive, `sqrt(-x)` is `I*sqrt(x)`, and
+    sympy's `Max` refuses to order it as it is built: a `ValueError` out of the formula's
+    reading, where a formula coursekit cannot build is a `FormulaError` at its column."""
+    ctx = Context({"positive": ["x", "T"]}, {"f": "x*y + 1"})
+    with pytest.raises(
+        FormulaError, match=r"sympy cannot build Max\(\.\.\.\): .*comparable"
+    ) as got:
+        ctx.expr("Max(x, sqrt(-(x)))", "expr")
+    assert got.value.offset == 0  # the call's column
+    assert ctx.expr("Max(x, sqrt(x))", "expr") is not None  # what sympy can order still builds
 
 
 def test_a_swap_is_simultaneous() -> None:

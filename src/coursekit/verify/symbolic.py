@@ -125,7 +125,12 @@ def to_sympy(node: Node, table: SymbolTable) -> SympyExpr:
             # A function the reader's LaTeX applies (softmax, Sum, transpose, Indexed, ...):
             # kept as an unevaluated application, so equal shapes compare equal, and no more.
             return sp.Function(f)(*args)
-        return fn(*args)
+        try:
+            return fn(*args)
+        except (ValueError, TypeError) as exc:
+            # sympy refuses some applications outright: Max of what it cannot order (sqrt(-x)
+            # with x positive is I*sqrt(x)). A formula it cannot build, not a crash.
+            raise FormulaError(f"sympy cannot build {f}(...): {exc}", n.offset) from None
 
     return go(node)
 
