@@ -56,11 +56,8 @@ def _edit(course: Path, n: int) -> None:
     lesson.write_text(text.rstrip("\n") + f"\n\nAn added sentence, take {n}.\n", "utf-8")
 
 
-def test_an_edit_reads_the_pack_not_the_entries(
-    course: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _check(course)
-    assert _pack(course)["yaml"]  # the parsed documents are in it
+def _store_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Each entry read from the store one by one, (namespace, key), from now on."""
     reads: list[tuple[str, str]] = []
     real = cache.DiskStore.get
 
@@ -69,6 +66,15 @@ def test_an_edit_reads_the_pack_not_the_entries(
         return real(self, namespace, key)
 
     monkeypatch.setattr(cache.DiskStore, "get", counted)
+    return reads
+
+
+def test_an_edit_reads_the_pack_not_the_entries(
+    course: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _check(course)
+    assert _pack(course)["yaml"]  # the parsed documents are in it
+    reads = _store_reads(monkeypatch)
     _edit(course, 1)
     assert _check(course) == _check(course, use_cache=False)
     assert reads == []  # prose: every entry the run needs was in the pack
@@ -91,14 +97,7 @@ def test_two_sets_of_options_used_in_turn_read_their_results_from_the_pack(
     other = Options(exec=False, formulas=False)
     _check(course)
     _check(course, options=other)  # each set has run once
-    reads: list[tuple[str, str]] = []
-    real = cache.DiskStore.get
-
-    def counted(self: cache.DiskStore, namespace: str, key: str) -> object:
-        reads.append((namespace, key))
-        return real(self, namespace, key)
-
-    monkeypatch.setattr(cache.DiskStore, "get", counted)
+    reads = _store_reads(monkeypatch)
     for n, options in enumerate([OPTIONS, other, OPTIONS]):
         _edit(course, n)
         assert _check(course, options=options) == _check(course, False, options)
