@@ -16,9 +16,10 @@ entry per chapter and set made two sets used in turn, `check` and `check --struc
 replace each other's entries in the pack of what a run used: each run after a switch read its
 1,000 entries one by one, 0.69-0.71 against 0.45-0.48 s a prose edit at 1,000 chapters.) A
 set not used for `USED_WITHIN_NS` (a configuration changed since, say) is dropped from each
-entry, so it costs the pack nothing for long. A run writes back only the entries of the chapters where something was computed,
-so an edit to one lesson writes one small entry, not every chapter's (3.6 MB of JSON at 1,000
-chapters, written twice: as its entry and into the pack). A rule that crashed keeps nothing,
+entry, so it costs the pack nothing for long. A run writes back only the entries of the
+chapters where something was computed, so an edit to one lesson writes one small entry, not
+every chapter's (3.6 MB of JSON at 1,000 chapters, written twice: as its entry and into the
+pack). A rule that crashed keeps nothing,
 so the next run tries it again. Findings are attributed to a chapter by the file they are in;
 a finding in a file that is not one chapter's own (a shared file, Book 0) makes that rule run
 chapter by chapter, which attributes it exactly. A run whose store is dropped with it
