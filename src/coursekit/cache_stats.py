@@ -19,6 +19,7 @@ from typing import Any, TypeGuard
 
 from coursekit.forked import collected, in_child
 from coursekit.warm import spare_processor
+from coursekit.warm_recent import relative
 
 RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp granularity
 # A folder's row is keyed by its path and a "/" (the course folder's: "/"), and holds its stamp
@@ -111,10 +112,7 @@ def near(base: str) -> str:
         cwd = os.getcwd()
     except OSError:  # (the working directory was removed)
         return base
-    if base == cwd:
-        return "."
-    inside = cwd.rstrip("/") + "/"
-    return base[len(inside) :] if base.startswith(inside) else base
+    return os.fsdecode(relative(os.fsencode(base), os.fsencode(cwd)))  # (the warm record's rule)
 
 
 def folder_rows(
