@@ -36,11 +36,8 @@ class Store(SharedVerdicts):
         super().put(namespace, key, json.loads(json.dumps(value)))
 
     def kept(self) -> dict[tuple[str, str], Any]:
-        """What it keeps per chapter: rule results and summaries (not when each set of
-        options was used: a time)."""
-        kept = {k: v for k, v in self._data.items() if k[0] in ("rules", "summaries")}
-        kept.pop(("rules", incremental.SETS), None)
-        return kept
+        """What it keeps per chapter: rule results and summaries."""
+        return {k: v for k, v in self._data.items() if k[0] in ("rules", "summaries")}
 
 
 @pytest.fixture

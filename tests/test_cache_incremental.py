@@ -133,8 +133,7 @@ def test_a_lesson_edit_writes_back_its_chapters_results_only(course: Path) -> No
     _kept(course, store)
     chapters = check(_project(course), options=OPTIONS).course.chapters
     written = [key.rsplit(":", 1)[-1] for ns, key in store.puts if ns == "rules"]
-    # cold: one entry per chapter, and when this set of options was used
-    assert sorted(written) == sorted([*chapters, incremental.SETS])
+    assert sorted(written) == sorted(chapters)  # cold: one entry per chapter
     store.puts.clear()
     assert _kept(course, store) == _full(course)
     assert [ns for ns, _ in store.puts if ns == "rules"] == []  # nothing changed: none
@@ -151,12 +150,7 @@ def test_what_found_nothing_is_kept_as_one_pair_per_key(course: Path) -> None:
     store = MemoryStore()
     _kept(course, store)
     # (a chapter's entry holds each set of options' results: one set here)
-    entries = [
-        kept
-        for (ns, key), v in store._data.items()
-        if ns == "rules" and key != incremental.SETS
-        for kept in v.values()
-    ]
+    entries = [kept for (ns, _), v in store._data.items() if ns == "rules" for kept in v.values()]
     assert entries
     pairs = [pair for entry in entries for code, pair in entry.items() if code]
     empty = [pair for pair in pairs if pair[1] == []]
@@ -847,11 +841,7 @@ def test_a_run_without_a_store_records_no_clean_document(
 
 def _sets(store: MemoryStore) -> list[int]:
     """How many sets of options each chapter's entry holds results for."""
-    return [
-        len(entry)
-        for (ns, key), entry in store._data.items()
-        if ns == "rules" and key != incremental.SETS
-    ]
+    return [len(entry) for (ns, _), entry in store._data.items() if ns == "rules"]
 
 
 def test_each_entry_keeps_the_sets_of_options_used_within_a_week(

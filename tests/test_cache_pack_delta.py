@@ -54,12 +54,16 @@ def test_an_edit_writes_what_changed_beside_the_pack(
     assert _served(course.parent)["yaml"]
 
 
+def _sets(entries: dict[str, Any]) -> dict[str, Any]:
+    return {key: sorted(used) if isinstance(used, dict) else used for key, used in entries.items()}
+
+
 def _untimed(value: Any) -> Any:
     """Entries without how long a verdict took (each copy's sympy work timed its own), and
-    without when each set of options was used (`incremental.SETS`: the sets alone)."""
+    without when each set of options was used (`incremental.SETS_NAMESPACE`: the sets alone)."""
     if isinstance(value, dict):
-        if isinstance(value.get(incremental.SETS), dict):
-            value = {**value, incremental.SETS: sorted(value[incremental.SETS])}
+        if isinstance(value.get(incremental.SETS_NAMESPACE), dict):
+            value = {**value, incremental.SETS_NAMESPACE: _sets(value[incremental.SETS_NAMESPACE])}
         return {k: _untimed(v) for k, v in value.items() if k != "seconds"}
     if isinstance(value, list):
         return [_untimed(v) for v in value]

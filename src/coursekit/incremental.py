@@ -58,7 +58,8 @@ NAMESPACE = "rules"
 FORMAT = 4  # bump when an entry's shape changes
 STATES = 3  # the sets of configuration and options a chapter's entry keeps results for
 USED_WITHIN_NS = 7 * 24 * 3600 * 10**9  # ... while each was used within a week
-SETS = f"{FORMAT}/sets"  # the store key of when each set was used last (no chapter's key)
+# When each set was used last: one entry in a namespace of its own (`NAMESPACE` holds chapters)
+SETS_NAMESPACE, SETS = "rule-sets", str(FORMAT)
 NOTED_WITHIN_NS = 24 * 3600 * 10**9  # a set's use is written down again after a day
 # An entry's field holding the key of all it was written under: the chapter's digest and every
 # fact any rule reads (each rule's own key is of a part of that).
@@ -123,7 +124,7 @@ class _Plan:
         self._nothing = nothing
         self.found: list[Diagnostic] = []
         self.state = state_key(ctx)
-        noted = ctx.store.get(NAMESPACE, SETS)
+        noted = ctx.store.get(SETS_NAMESPACE, SETS)
         self.used = _used(noted, self.state)  # set -> when it was used, the last used first
         # (written down when new, or a day old: a run that changed nothing writes nothing)
         when = noted.get(self.state) if isinstance(noted, dict) else None
@@ -174,7 +175,7 @@ class _Plan:
             entry = {self.state: self.kept[chapter_id], **self.others.get(chapter_id, {})}
             ctx.store.put(NAMESPACE, self.entry(chapter_id), entry)
         if self.noting:
-            ctx.store.put(NAMESPACE, SETS, self.used)
+            ctx.store.put(SETS_NAMESPACE, SETS, self.used)
 
     def split(self, found: Sequence[Diagnostic], chapters: Sequence[str]) -> dict[str, list[Any]]:
         """Findings by the chapter whose file they are in; {} when one is in no such file."""
