@@ -63,3 +63,77 @@ def test_anything_else_is_no_findings_known(damage: Any) -> None:
 def test_no_finding_is_one_shared_empty_list_both_ways() -> None:
     assert kept_rows.encode([]) is kept_rows.NO_ROWS
     assert kept_rows.decoded([]) == [] and kept_rows.decoded([]) is kept_rows.decoded([])
+
+
+# A chapter's entry for one set of options ----------------------------------------------------
+
+CODES = ("CK301", "CK302", "CK817")
+
+
+def _working() -> dict[str, Any]:
+    rows = kept_rows.encode(FOUND)
+    nothing = ["k1", kept_rows.NO_ROWS]
+    return {kept_rows.EVERY: "every", "CK301": nothing, "CK302": nothing, "CK817": ["k2", rows]}
+
+
+@pytest.mark.parametrize("through", ["marshal", "JSON"])
+def test_a_whole_entry_reads_back_its_findings_and_each_rules_key(through: str) -> None:
+    stored = kept_rows.as_stored(_working(), "shape", CODES)
+    if through == "marshal":
+        stored = marshal.loads(marshal.dumps(stored))
+    else:
+        stored = json.loads(json.dumps(stored))
+    assert list(stored[kept_rows.ROWS]) == ["CK817"]  # what found nothing keeps no row
+    assert kept_rows.whole(stored, "every", "shape") == FOUND
+    pairs = kept_rows.pairs(stored)
+    assert pairs == {code: pair for code, pair in _working().items() if code}
+
+
+@pytest.mark.parametrize(
+    ("every", "shape"), [("moved", "shape"), ("every", "other rules")], ids=["inputs", "rules"]
+)
+def test_an_entry_under_other_inputs_or_rules_is_not_whole(every: str, shape: str) -> None:
+    stored = kept_rows.as_stored(_working(), "shape", CODES)
+    assert kept_rows.whole(stored, every, shape) is None
+    assert kept_rows.pairs(stored)["CK817"] == ["k2", kept_rows.encode(FOUND)]  # each key decides
+
+
+def test_an_entry_missing_a_rules_row_is_never_whole() -> None:
+    """A rule that crashed keeps no row: the entry is written without `SHAPE`, so the next
+    run asks each rule's key, and runs the one missing."""
+    working = _working()
+    del working["CK302"]
+    stored = kept_rows.as_stored(working, "shape", CODES)
+    assert kept_rows.SHAPE not in stored
+    assert kept_rows.whole(stored, "every", "shape") is None
+    assert set(kept_rows.pairs(stored)) == {"CK301", "CK817"}
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda e: {**e, kept_rows.KEYS: "{not json"},
+        lambda e: {**e, kept_rows.KEYS: '["k1"]'},
+        lambda e: {**e, kept_rows.KEYS: '{"k1": "CK301"}'},
+        lambda e: {**e, kept_rows.KEYS: 7},
+        lambda e: {**e, kept_rows.ROWS: []},
+        lambda e: {k: v for k, v in e.items() if k != kept_rows.KEYS},
+        lambda e: [e],
+    ],
+    ids=["not JSON", "not a mapping", "codes not a list", "not text", "rows", "no keys", "list"],
+)
+def test_a_damaged_entry_is_neither_whole_nor_any_rules(damage: Any) -> None:
+    """Each rule's key is then unknown, so every rule runs again; a whole entry's rows are
+    still read without its keys, unless what `whole` reads is damaged too."""
+    stored = damage(kept_rows.as_stored(_working(), "shape", CODES))
+    assert kept_rows.pairs(stored) == {}
+    keys_text = isinstance(stored, dict) and type(stored.get(kept_rows.KEYS)) is str
+    rows = isinstance(stored, dict) and isinstance(stored[kept_rows.ROWS], dict)
+    expected = FOUND if keys_text and rows else None
+    assert kept_rows.whole(stored, "every", "shape") == expected
+
+
+def test_a_stored_entry_and_nothing_kept_are_stored_as_they_are() -> None:
+    stored = kept_rows.as_stored(_working(), "shape", CODES)
+    assert kept_rows.as_stored(stored, "shape", CODES) is stored
+    assert kept_rows.as_stored({}, "shape", CODES) == {}

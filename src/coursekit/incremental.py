@@ -9,9 +9,9 @@ declared. On the next run each such rule runs once, over the chapters whose key 
 declaration read the whole course and run every time.
 
 The store holds one entry per chapter: for each set of (configuration, options) that checked
-it, the run's own first and at most `STATES` of them, rule code -> [key, findings], and
-`EVERY` -> the key of all the entry was written under (the chapter's digest and every fact any
-rule reads): when that key holds, every row does, and no rule's own key is worked out. (An
+it, the run's own first and at most `STATES` of them, each rule's key and findings, and the key
+of all the entry was written under (the chapter's digest and every fact any rule reads): when
+that key holds, every row does, and no rule's own key is read or worked out (`kept_rows`). (An
 entry per chapter and set made two sets used in turn, `check` and `check --structural`,
 replace each other's entries in the pack of what a run used: each run after a switch read its
 1,000 entries one by one, 0.69-0.71 against 0.45-0.48 s a prose edit at 1,000 chapters.) A
@@ -39,7 +39,7 @@ from typing import Any
 
 from coursekit import collector
 from coursekit.diagnostics import Diagnostic
-from coursekit.kept_rows import NO_ROWS, decoded, encode
+from coursekit.kept_rows import EVERY, NO_ROWS, as_stored, decoded, encode, pairs, whole
 from coursekit.memo import ByIdentity, let_go_of_texts, remembering
 from coursekit.model.tree import Chapter, Course
 from coursekit.records import record
@@ -55,15 +55,12 @@ from coursekit.rules.facts import (
 from coursekit.store import RunStore
 
 NAMESPACE = "rules"
-FORMAT = 4  # bump when an entry's shape changes
+FORMAT = 5  # bump when an entry's shape changes
 STATES = 3  # the sets of configuration and options a chapter's entry keeps results for
 USED_WITHIN_NS = 7 * 24 * 3600 * 10**9  # ... while each was used within a week
 # When each set was used last: one entry in a namespace of its own (`NAMESPACE` holds chapters)
 SETS_NAMESPACE, SETS = "rule-sets", str(FORMAT)
 NOTED_WITHIN_NS = 24 * 3600 * 10**9  # a set's use is written down again after a day
-# An entry's field holding the key of all it was written under: the chapter's digest and every
-# fact any rule reads (each rule's own key is of a part of that).
-EVERY = ""
 
 # Runs one rule on a context: its diagnostics, and False when it crashed.
 RunRule = Callable[[Context, Rule], tuple[list[Diagnostic], bool]]
@@ -93,7 +90,9 @@ class _Part:
     """One chapter's part of a plan."""
 
     keys: dict[tuple[str, ...], str]  # the facts some rules read -> the key of those rules
-    kept: dict[str, Any]  # rule code -> [key, rows]; EVERY -> the key of all its inputs
+    # rule code -> [key, rows], EVERY -> the key of all its inputs; or the stored entry, whole
+    # (`kept_rows`: written back as it is)
+    kept: dict[str, Any]
     found: list[Diagnostic]  # what the kept rows hold
     todo: list[str]  # the rule codes to run on the chapter
     changed: bool  # whether its entry must be written back
@@ -116,7 +115,7 @@ class _Plan:
         self.keys: dict[str, dict[tuple[str, ...], str]] = {}
         self.reads = {rule.code: rule.per_chapter or () for rule in rules}  # code -> its facts
         self.todo: dict[str, list[str]] = {}  # rule code -> chapters to run it on
-        self.kept: dict[str, dict[str, Any]] = {}  # chapter -> code -> [key, rows]; EVERY
+        self.kept: dict[str, dict[str, Any]] = {}  # chapter -> its `_Part.kept`
         self.changed: set[str] = set()  # chapters whose entry must be written back
         # chapter -> the results its entry keeps for other sets of options, the last used first
         self.others: dict[str, dict[str, Any]] = {}
@@ -135,7 +134,7 @@ class _Plan:
         by_facts = {r.per_chapter or () for r in rules}  # rules reading the same facts
         read = sorted({name for names in by_facts for name in names})
         shape = (tuple(rule.code for rule in rules), tuple(r.per_chapter or () for r in rules))
-        fields = {EVERY, *(rule.code for rule in rules)}  # what a whole entry holds
+        self.shape = digest(shape)  # what a whole entry holds a row of each for
         for chapter_id, chapter in course.chapters.items():
             entry = ctx.store.get(NAMESPACE, self.entry(chapter_id))
             stored = entry.get(self.state) if isinstance(entry, dict) else None
@@ -143,7 +142,7 @@ class _Plan:
             every = chapter_key(course, chapter, read)
 
             def work(chapter: Chapter = chapter, stored: Any = stored, every: str = every) -> _Part:
-                return _part(course, chapter, stored, rules, by_facts, every, fields, nothing)
+                return _part(course, chapter, stored, rules, by_facts, every, self.shape, nothing)
 
             if isinstance(stored, dict) and remembering():
                 part = _PARTS.get(stored, work, shape, every)
@@ -172,7 +171,8 @@ class _Plan:
 
     def save(self, ctx: Context) -> None:
         for chapter_id in self.changed:
-            entry = {self.state: self.kept[chapter_id], **self.others.get(chapter_id, {})}
+            kept = as_stored(self.kept[chapter_id], self.shape, self.reads)
+            entry = {self.state: kept, **self.others.get(chapter_id, {})}
             ctx.store.put(NAMESPACE, self.entry(chapter_id), entry)
         if self.noting:
             ctx.store.put(SETS_NAMESPACE, SETS, self.used)
@@ -198,20 +198,22 @@ def _part(
     rules: Sequence[Rule],
     by_facts: set[Any],
     every: str,
-    fields: set[str],
+    shape: str,
     nothing: dict[str, list[Any]],
 ) -> _Part:
     """What of the chapter's stored entry still holds, and which rules must run on it
-    (`every`: the key of all it was written under, if it is whole)."""
-    stored = stored if isinstance(stored, dict) else {}
-    whole = _whole(stored, every, fields)
-    if whole is not None:
-        return whole
+    (`every`: the key of all it was written under; `shape`: of the rules a whole entry holds
+    a row of each for). At 1,000 chapters, checking every rule's key of every chapter took
+    ~0.1 s of an edit: a whole entry's are not read."""
+    found = whole(stored, every, shape)
+    if found is not None:
+        return _Part({}, stored, found, [], False)  # (the plan copies what it adds to)
+    kept = pairs(stored)
     keys = {facts: chapter_key(course, chapter, facts) for facts in by_facts}
     part = _Part(keys, {EVERY: every}, [], [], True)
     for rule in rules:
         key = keys[rule.per_chapter or ()]
-        hit: Any = stored.get(rule.code)
+        hit: Any = kept.get(rule.code)
         ok = isinstance(hit, list) and len(hit) == 2 and hit[0] == key
         rows = decoded(hit[1]) if ok else None
         if rows is not None:
@@ -255,28 +257,6 @@ def _pair(key: str, rows: list[Any], nothing: dict[str, list[Any]]) -> list[Any]
     pair (`nothing`), only ever read: ~6 MB of a cold run at 1,000 chapters, a list each, and
     as much after an edit every chapter's keys move with (a Book 0 or notation change)."""
     return [key, rows] if rows else nothing.setdefault(key, [key, NO_ROWS])
-
-
-def _whole(stored: dict[str, Any], every: str, fields: set[str]) -> _Part | None:
-    """The whole stored entry, when it was written under the same inputs (`every`) and holds
-    a row for each rule and nothing else (its `fields`: `EVERY` and the codes), else None.
-    Each rule's key is a function of a part of those inputs, and an entry is written only
-    with rows that hold for them, so each row then holds: at 1,000 chapters, checking every
-    rule's key of every chapter took ~0.1 s of an edit."""
-    if stored.get(EVERY) != every or stored.keys() != fields:
-        return None
-    found: list[Diagnostic] = []
-    for code, hit in stored.items():
-        if code == EVERY:
-            continue
-        if type(hit) is not list or len(hit) != 2:
-            return None
-        if hit[1] != []:  # most rows: nothing found
-            rows = decoded(hit[1])
-            if rows is None:
-                return None
-            found += rows
-    return _Part({}, stored, found, [], False)  # (the plan copies what it adds to)
 
 
 def _owners(course: Course) -> dict[str, str | None]:
