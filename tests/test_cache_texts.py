@@ -1,4 +1,4 @@
-"""Texts kept in the pack (coursekit.cache_pack.SeenTree): after an edit, the loader reads the
+"""Texts kept in the pack (coursekit.cache_seen.SeenTree): after an edit, the loader reads the
 files whose content changed and takes every other text from the pack, by the content hash the
 run's tree digest just took. What a run reports never depends on where a text came from."""
 

@@ -8,8 +8,9 @@ the path is formed, and reported by whoever formed it; no caller needs a try/exc
 A reference's number (`fig:2`, `prop:II.2/1`, "Prop. 3") is read with `ref_number`: Python
 refuses to convert more than 4,300 digits, and no course counts past a billion anyway.
 
-Which of a sorted list of paths lie below a folder (`paths_below`) is decided here too, for
-the known tree (`cache_pack.SeenTree`) and each chapter's texts (`rules.facts`) alike.
+Which of a sorted list of paths lie below a folder (`paths_below`), or directly in it
+(`names_in`), is decided here too, for the known tree (`cache_seen.SeenTree`) and each
+chapter's texts (`rules.facts`) alike.
 
 Standard library only: the cache (on the warm path) uses `MAX_FILE_BYTES` too.
 """
@@ -76,6 +77,24 @@ def paths_below(paths: list[str], folder: str) -> list[str]:
         return list(paths)
     start = bisect.bisect_left(paths, folder + "/")
     return paths[start : bisect.bisect_left(paths, folder + "0", start)]
+
+
+def names_in(paths: list[str], folder: str) -> list[str]:
+    """The names of the sorted `paths` directly in `folder` ("": the top), in order. The
+    paths below each subfolder are stepped over by bisection, so a book's folder costs its
+    dozen names, not its chapters' thousands of files."""
+    prefix = folder + "/" if folder else ""
+    at = bisect.bisect_left(paths, prefix)
+    cut, end = len(prefix), len(paths)
+    names: list[str] = []
+    while at < end and paths[at].startswith(prefix):
+        name, below, _ = paths[at][cut:].partition("/")
+        if below:  # its run ends before its name and "0", the character after "/"
+            at = bisect.bisect_left(paths, prefix + name + "0", at + 1)
+        else:
+            names.append(name)
+            at += 1
+    return names
 
 
 def shorten(text: str, limit: int = SHOWN) -> str:

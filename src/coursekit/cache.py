@@ -220,13 +220,14 @@ class RunCache:
             return []
         return [*self.tree.folders, *self.tree.files]
 
-    def digested(self) -> tuple[dict[str, str], set[str]] | None:
+    def digested(self) -> tuple[dict[str, str], set[str], list[str] | None] | None:
         """What the last lookup digested, relative to the course folder: each file -> the
-        SHA-256 of its bytes (its stat, over the loader's cap), and every folder; None when
-        the tree was not digested whole (a link or a special file in it)."""
+        SHA-256 of its bytes (its stat, over the loader's cap), every folder, and the folders
+        sorted when it has them so; None when the tree was not digested whole (a link or a
+        special file in it)."""
         if self.tree is None or self.key is None:
             return None
-        return self.tree.files, self.tree.folders
+        return self.tree.files, self.tree.folders, self.tree.folders_in_order
 
     def edited(self) -> dict[str, str | None]:
         """The files whose content the last lookup found changed since the stat table was
@@ -240,7 +241,7 @@ class RunCache:
 
     def record(self, output: str, code: int) -> bool:
         """Store the run's output under the lookup's key. Only for a run whose load read the
-        tree this lookup digested (`digested()`: coursekit.cache_pack.SeenTree) and did not
+        tree this lookup digested (`digested()`: coursekit.cache_seen.SeenTree) and did not
         diverge from it: its output is that tree's, whatever changed since, so the tree need
         not be stat-ed again (a run that read the disk as it then was would have to be)."""
         if self.key is None or self.tree is None:

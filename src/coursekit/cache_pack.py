@@ -34,20 +34,15 @@ import contextlib
 import itertools
 import json
 import marshal
-import os
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from coursekit.bounds import paths_below
 from coursekit.cache_files import (
     _ENCODER,
     _prepare,
-    file_digest,
     read_records,
     read_records_named,
-    sha256,
     write_records,
 )
 from coursekit.cache_store import DiskStore
@@ -59,7 +54,7 @@ PACK = "pack.bin"
 LEGACY = ("pack.json", "files.json", "pack.bin", "pack-delta.bin")
 MAGIC = b"coursekit-pack\0" + b"3\0"  # the last number: bump when the records' shape changes
 CHUNK = 128  # entries to a record: written one record at a time, never the whole pack held
-TEXTS = "texts"  # course files' texts by content hash (`SeenTree`): kept in the pack alone
+TEXTS = "texts"  # course files' texts by content hash (`cache_seen`): kept in the pack alone
 DELTA = "pack-delta.bin"
 DELTA_MAGIC = b"coursekit-pack-delta\0" + b"2\0"
 # Values held as their own marshal bytes, unmarshalled when first read (`peek`): a prose edit at
@@ -299,103 +294,3 @@ def _entries(records: list[Any] | None, salt: str) -> dict[str, Any]:
             return {}
         entries.setdefault(namespace, {}).update(chunk)
     return entries
-
-
-class SeenTree:
-    """The loader's `KnownTree`: the course folder as this run's lookup saw it.
-
-    `files` and `folders` are the tree digest the lookup just took (`cache_tree.TreeDigest`:
-    course-relative path -> the SHA-256 of the file's bytes, or its stat over the loader's
-    cap; every folder): the load asks them, not the disk, what exists, and takes the texts
-    from the pack, by content hash. A file whose text the pack does not hold is read, and
-    kept only when it read whole and valid and hashes to what the digest took, so a kept text
-    is exactly what reading those bytes gives; an edit reads the files it changed, not the
-    ~18,000 of a 1,000-chapter course (~0.4 s).
-
-    What the load found is then a function of the digest alone, unless a file read from the
-    disk no longer held what the digest saw (an edit while the run ran): `diverged` says so,
-    and the store is told it declined a result (`ResultStore.decline`, the mechanism that
-    keeps a clock-dependent run from being replayed), so such a run is not recorded under
-    the digest's key. A run that did not diverge need
-    not stat the tree again to be recorded (`RunCache.record`).
-
-    The texts are ~23 MB of the pack at 1,000 synthetic chapters (27 MB of files, many of them
-    alike) and have no `DiskStore` entries: 18,000 more files on a cold run, to spare a
-    re-read of what a lost pack loses anyway.
-    """
-
-    def __init__(
-        self, store: PackedStore, course_dir: Path, files: dict[str, str], folders: set[str]
-    ) -> None:
-        self.store = store
-        self.course_dir = course_dir
-        self.files = files
-        self.folders = folders
-        self.diverged = False
-        self._names: dict[str, list[str]] | None = None
-        self._sorted: list[str] | None = None
-
-    def text(self, path: str) -> str | None:
-        digest = self.files.get(path)
-        if digest is None:
-            return None
-        value = self.store.packed(TEXTS, digest)
-        return value if type(value) is str else None
-
-    def read(self, path: str, text: str) -> bool:
-        digest = self.files.get(path)
-        if digest is not None and sha256(text) == digest:
-            self.store.pack(TEXTS, digest, text)
-            return True
-        self._diverge(path)  # not the content the digest took: changed since
-        return False
-
-    def digest(self, path: str) -> str | None:
-        digest = self.files.get(path)
-        return None if digest is None or digest.startswith("stat:") else digest
-
-    def refused(self, path: str) -> None:
-        # A file refused for its content (NUL bytes, too large) still holds what the digest
-        # took, and a folder refused as a file is still a folder; anything else (gone,
-        # replaced) is a tree the digest did not see.
-        where = self.course_dir / path
-        try:
-            st = os.lstat(where)
-            if path in self.folders:
-                same = stat.S_ISDIR(st.st_mode)
-            else:
-                digest = self.files.get(path)
-                same = stat.S_ISREG(st.st_mode) and file_digest(where, st) == digest
-        except OSError:
-            same = False
-        if not same:
-            self._diverge(path)
-
-    def _diverge(self, path: str) -> None:
-        self.diverged = True
-        why = f"{path} changed while the run read it"
-        self.store.decline(TEXTS, self.files.get(path, path), why)
-
-    def is_file(self, path: str) -> bool:
-        return path in self.files
-
-    def is_dir(self, path: str) -> bool:
-        return path == "" or path in self.folders
-
-    def names(self, folder: str) -> list[str]:
-        # The index holds the paths the tree already holds, not a name cut from each: it
-        # lives as long as the run, and ~28,000 names were ~2.5 MB at 1,000 chapters.
-        if self._names is None:
-            names: dict[str, list[str]] = {}
-            for entry in itertools.chain(self.files, self.folders):
-                names.setdefault(entry.rpartition("/")[0], []).append(entry)
-            self._names = names
-        return [entry.rpartition("/")[2] for entry in self._names.get(folder, ())]
-
-    def files_below(self, folder: str) -> list[str]:
-        # One sorted list of the files, a folder's a run of it (`paths_below`): each chapter's
-        # walk of its folder took ~0.1 s of a prose edit at 1,000 chapters, asking every name
-        # whether it is a folder.
-        if self._sorted is None:
-            self._sorted = sorted(self.files)
-        return paths_below(self._sorted, folder)

@@ -1,4 +1,4 @@
-"""A load given the tree the run's lookup digested (coursekit.cache_pack.SeenTree) asks it, not
+"""A load given the tree the run's lookup digested (coursekit.cache_seen.SeenTree) asks it, not
 the disk, what the course folder holds, and finds exactly what a load from the disk finds."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from coursekit.cache import DiskStore
-from coursekit.cache_pack import PackedStore, SeenTree
+from coursekit.cache_pack import PackedStore
+from coursekit.cache_seen import SeenTree
 from coursekit.cache_tree import TreeDigest
 from coursekit.load import load_course
 

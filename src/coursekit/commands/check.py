@@ -86,7 +86,7 @@ def run_cached(
             return hit[1]
         from dataclasses import replace
 
-        from coursekit.cache_pack import SeenTree
+        from coursekit.cache_seen import SeenTree
 
         buffer = io.StringIO()
         with _sympy_server(options) as server:

@@ -1,6 +1,6 @@
 """What the course folder holds: asked of the disk, or of the tree the run first saw.
 
-A load given a `KnownTree` (a `check` with the cache: coursekit.cache_pack.SeenTree) asks it,
+A load given a `KnownTree` (a `check` with the cache: coursekit.cache_seen.SeenTree) asks it,
 not the disk, which files and folders exist inside the course folder, and takes from it the
 texts it keeps; what the load finds is then a function of that one look at the tree, however
 the files change meanwhile. Without one (the language server, `fix`, `new`, `--no-cache`)
