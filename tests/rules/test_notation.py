@@ -219,7 +219,7 @@ def test_a_long_lived_process_makes_a_chapters_declarations_once_whatever_its_ki
     from coursekit import memo
     from coursekit.load import load_course
     from coursekit.model.deferred import chapter_links, deferred_chapter
-    from coursekit.rules import notation
+    from coursekit.rules import _declarations
 
     course = load_course(BUNDLED, BUNDLED.parent).course
     eager = next(c for c in course.chapters.values() if c.manifest.notation)
@@ -228,8 +228,8 @@ def test_a_long_lived_process_makes_a_chapters_declarations_once_whatever_its_ki
     replayed = deferred_chapter(lambda: eager.manifest, known, **fields)
     monkeypatch.setattr(memo, "REMEMBERING", True)
     for chapter in (eager, replayed):
-        assert notation._chapter_shared(chapter) is notation._chapter_shared(chapter)
+        assert _declarations.chapter_shared(chapter) is _declarations.chapter_shared(chapter)
         assert chapter_links(chapter) is chapter_links(chapter)
     monkeypatch.setattr(memo, "REMEMBERING", False)  # a one-shot check holds on to nothing
-    assert notation._chapter_shared(eager) is not notation._chapter_shared(eager)
-    assert notation._chapter_shared(eager) == notation._chapter_shared(eager)
+    assert _declarations.chapter_shared(eager) is not _declarations.chapter_shared(eager)
+    assert _declarations.chapter_shared(eager) == _declarations.chapter_shared(eager)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
-from functools import lru_cache
-from typing import NamedTuple
 
 from coursekit.diagnostics import Severity
 from coursekit.latex_names import is_index, shown
@@ -18,91 +16,25 @@ from coursekit.latex_symbols import (
     UnreadableMaths,
     declared_key,
     maths_error,
-    notation_key,
     symbols_in_markdown,
     unreadable_maths,
 )
-from coursekit.memo import ByIdentity
-from coursekit.model.base import Location
-from coursekit.model.deferred import chapter_notation
 from coursekit.model.documents import NotationEntry
 from coursekit.model.tree import Chapter, Course
 from coursekit.records import record
 from coursekit.rules._broken import book0_did_not_load, chapter_incomplete
+from coursekit.rules._declarations import (
+    Declaration,
+    Declared,
+    every_shared,
+    notation_tables,
+    resolved,
+    table,
+)
 from coursekit.rules._texts import Text, chapter_texts
 from coursekit.rules.apparatus import book0_paths
 from coursekit.rules.base import Context, Finding, rule
 from coursekit.rules.facts import INHERITED_NOTATION
-
-
-@record(frozen=True, slots=True)
-class Declaration:
-    key: str
-    entry: NotationEntry
-    owner: str  # "course.yaml", "apparatus 0.IT.01", "chapter II.2"
-
-    @property
-    def location(self) -> Location:  # looked up only for what is reported
-        return self.entry.loc("symbol")
-
-
-# A meaning as CK201 compares it, remembered: a symbol's one meaning is written again in every
-# chapter that declares it (11,000 entries at 1,000 chapters, ~4 ms of each run's rule).
-@lru_cache(maxsize=1 << 16)
-def _meaning(text: str) -> str:
-    return " ".join(text.split()).rstrip(".").casefold()
-
-
-def _table(entries: list[NotationEntry], owner: str) -> list[Declaration]:
-    found: list[Declaration] = []
-    for entry in entries:
-        key = notation_key(entry.symbol)
-        if key is not None:
-            found.append(Declaration(key, entry, owner))
-    return found
-
-
-# A table's shared declarations (not `local`) with their meanings compared as CK201 compares
-# them, by the identity of the table: a long-lived process keeps the manifests an edit did not
-# touch, and at 1,000 chapters reading their 11,000 entries again took ~25 ms of each run.
-_SHARED: ByIdentity[list[tuple[Declaration, str]]] = ByIdentity(100_000)
-
-
-def _shared(entries: list[NotationEntry], owner: str) -> list[tuple[Declaration, str]]:
-    def compute() -> list[tuple[Declaration, str]]:
-        return [
-            (decl, _meaning(decl.entry.meaning))
-            for decl in _table(entries, owner)
-            if not decl.entry.local
-        ]
-
-    return _SHARED.get(entries, compute, owner)
-
-
-def _notation_tables(
-    course: Course, only: frozenset[str] | None = None
-) -> Iterator[tuple[list[NotationEntry], str]]:
-    """Every notation table: course.yaml's, each apparatus entry's, and each chapter's (those
-    of the chapters `only` names, when given)."""
-    if course.manifest is not None:
-        yield course.manifest.notation, "course.yaml"
-    for book in course.books.values():
-        for entry in book.manifest.apparatus:
-            yield entry.notation, f"apparatus {entry.id}"
-    for chapter in _chapters(course):
-        if only is None or chapter.id in only:
-            yield chapter.manifest.notation, f"chapter {chapter.id}"
-
-
-def _chapters(course: Course) -> list[Chapter]:
-    ordered = [
-        course.chapters[cid]
-        for book in course.books.values()
-        for cid in book.manifest.chapters
-        if cid in course.chapters
-    ]
-    listed = {id(c) for c in ordered}  # by identity: comparing models field by field is slow
-    return ordered + [c for c in course.chapters.values() if id(c) not in listed]
 
 
 @rule("CK201", "symbol-meaning-conflict")
@@ -124,7 +56,7 @@ def symbol_meaning_conflict(ctx: Context) -> Iterator[Finding]:
         notation: [{symbol: d, meaning: model width, local: true}]
     """
     by_key: dict[str, list[tuple[Declared, str]]] = {}
-    for shared in _every_shared(ctx.course):
+    for shared in every_shared(ctx.course):
         by_key.setdefault(shared[0].key, []).append(shared)
     # Every side of a conflict is reported, so that naming either file (pre-commit passes only
     # the changed ones) still shows it.
@@ -135,71 +67,14 @@ def symbol_meaning_conflict(ctx: Context) -> Iterator[Finding]:
         if len(first_of) < 2:
             continue
         for declared, meaning in group:
-            decl = _resolved(declared)
-            other = _resolved(next(d for m, d in first_of.items() if m != meaning))
+            decl = resolved(declared)
+            other = resolved(next(d for m, d in first_of.items() if m != meaning))
             yield Finding(
                 decl.location,
                 f"'{decl.entry.symbol}' also means \"{other.entry.meaning}\" "
                 f"({other.owner}, {other.location.path}:{other.location.line}); give it one "
                 "meaning, or mark the chapter's entry `local: true`",
             )
-
-
-class InChapter(NamedTuple):
-    """A chapter's shared declaration, known by its place in the chapter's table: the entry
-    itself (its manifest) is read only to report on it (`_resolved`). A tuple: ~11,000 are
-    made at 1,000 chapters, and as frozen records they took ~12 ms more of a ~80 ms rule."""
-
-    key: str
-    chapter: Chapter
-    place: int  # in the chapter's notation table
-    owner: str
-
-
-Declared = Declaration | InChapter
-
-
-def _resolved(declared: Declared) -> Declaration:
-    if isinstance(declared, Declaration):
-        return declared
-    entry = declared.chapter.manifest.notation[declared.place]
-    return Declaration(declared.key, entry, declared.owner)
-
-
-# A chapter's shared declarations with their meanings as compared, by the identity of its
-# notation rows (`chapter_notation`'s, the same objects from run to run while the chapter's
-# manifest or record is) and of the chapter: a long-lived process keeps the chapters an edit
-# did not touch, and making 11,000 declarations again at 1,000 chapters took ~70 ms a run.
-_DECLARED: ByIdentity[list[tuple[Declared, str]]] = ByIdentity(100_000)
-
-
-def _every_shared(course: Course) -> Iterator[tuple[Declared, str]]:
-    """Every shared declaration with its meaning as compared: course.yaml's, each apparatus
-    entry's, then each chapter's, read without validating a chapter's manifest that waits to
-    be (`coursekit.model.deferred`)."""
-    if course.manifest is not None:
-        yield from _shared(course.manifest.notation, "course.yaml")
-    for book in course.books.values():
-        for entry in book.manifest.apparatus:
-            yield from _shared(entry.notation, f"apparatus {entry.id}")
-    for chapter in _chapters(course):
-        yield from _chapter_shared(chapter)
-
-
-def _chapter_shared(chapter: Chapter) -> list[tuple[Declared, str]]:
-    rows = chapter_notation(chapter)
-
-    def compute() -> list[tuple[Declared, str]]:
-        owner = f"chapter {chapter.id}"
-        found: list[tuple[Declared, str]] = []
-        for index, (symbol, meaning, local) in enumerate(rows):
-            key = notation_key(symbol)
-            if key is not None and not local:
-                found.append((InChapter(key, chapter, index, owner), _meaning(meaning)))
-        return found
-
-    # (the chapter by identity: the list holds it, so its id is not another's meanwhile)
-    return _DECLARED.get(rows, compute, id(chapter))
 
 
 @rule("CK202", "symbol-declared-twice", per_chapter=(), course_part=True)
@@ -214,13 +89,12 @@ def symbol_declared_twice(ctx: Context) -> Iterator[Finding]:
         notation:
           - {symbol: W_{hh}, meaning: recurrent weights}
     """
-    tables = _notation_tables(ctx.course, frozenset(c.id for c in ctx.chapters()))
+    tables = notation_tables(ctx.course, frozenset(c.id for c in ctx.chapters()))
     for entries, owner in tables:
         if not ctx.course_part and not owner.startswith("chapter "):
             continue  # course.yaml's and the apparatus tables: the course-wide part
-        table = _table(entries, owner)
         seen: dict[str, Declaration] = {}
-        for decl in table:
+        for decl in table(entries, owner):
             if decl.key in seen:
                 yield Finding(
                     decl.location,
@@ -408,7 +282,7 @@ def maths_unreadable(ctx: Context) -> Iterator[Finding]:
         body: the cost is $T\\,d$   # read: uses T and d
     """
     course = ctx.course
-    for entries, _ in _notation_tables(course, ctx.only):
+    for entries, _ in notation_tables(course, ctx.only):
         for entry in entries:
             reason = maths_error(entry.symbol)
             if reason is not None:
