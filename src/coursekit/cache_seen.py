@@ -16,7 +16,8 @@ class SeenTree:
 
     `files` and `folders` are the tree digest the lookup just took (`cache_tree.TreeDigest`:
     course-relative path -> the SHA-256 of the file's bytes, or its stat over the loader's
-    cap; every folder): the load asks them, not the disk, what exists, and takes the texts
+    cap; every folder; `folders_in_order`, when the child that took it sent them so, the
+    folders sorted): the load asks them, not the disk, what exists, and takes the texts
     from the pack, by content hash. A file whose text the pack does not hold is read, and
     kept only when it read whole and valid and hashes to what the digest took, so a kept text
     is exactly what reading those bytes gives; an edit reads the files it changed, not the
