@@ -7,6 +7,8 @@ import marshal
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coursekit import kept_rows
 from coursekit.diagnostics import Diagnostic, Severity
@@ -137,3 +139,37 @@ def test_a_stored_entry_and_nothing_kept_are_stored_as_they_are() -> None:
     stored = kept_rows.as_stored(_working(), "shape", CODES)
     assert kept_rows.as_stored(stored, "shape", CODES) is stored
     assert kept_rows.as_stored({}, "shape", CODES) == {}
+
+
+# What a store could hand back: JSON's values, and the stored form's own field names as keys
+_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=8)
+    | st.sampled_from(["every", "shape", "error"]),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [kept_rows.EVERY, kept_rows.SHAPE, kept_rows.KEYS, kept_rows.ROWS, "CK301"]
+            )
+            | st.text(max_size=4),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(_VALUES, st.sampled_from(["{}", '{"k": ["CK301"]}', '{"k": "CK301"}', "[", None]))
+def test_any_stored_value_reads_as_an_entry_or_as_nothing(value: Any, keys: Any) -> None:
+    """Whatever the store holds for a chapter (a damaged or foreign entry), reading it never
+    raises: it is whole (findings), each rule's [key, rows], or nothing known."""
+    for entry in (value, {**value, kept_rows.KEYS: keys} if isinstance(value, dict) else value):
+        found = kept_rows.whole(entry, "every", "shape")
+        assert found is None or all(isinstance(d, Diagnostic) for d in found)
+        for code, pair in kept_rows.pairs(entry).items():
+            assert isinstance(code, str) and isinstance(pair[0], str) and len(pair) == 2
