@@ -228,6 +228,17 @@ def test_a_change_below_a_chapter_walks_that_chapter_alone(
         (["KNOWN", ["II.2", [[], ["1"], []], [], [], "draft", [[], [], []]]], False),
         (["KNOWN", ["II.2", [[], [], []], "0.IT.01", [], "draft", [[], [], []]]], False),
         (["KNOWN", ["II.2", [[], [], []], [], [["d", "m", 0]], "draft", [[], [], []]]], False),
+        (["KNOWN", ["II.2", [[], [], []], [], [["d", "m"]], "draft", [[], [], []]]], False),
+        (["KNOWN", ["II.2", [[], [], []], [], ["dmx"], "draft", [[], [], []]]], False),
+        (["KNOWN", ["II.2", [[], [], []], [], [["d", 1, False]], "draft", [[], [], []]]], False),
+        (
+            [
+                "KNOWN",
+                ["II.2", [[], [], []], [], [["d", "m", False], ["e", "n"]], "draft", [[]] * 3],
+            ],
+            False,
+        ),
+        (["KNOWN", ["II.2", [[], [], []], [], [["d", "m", False]], "draft", [[], [], {}]]], False),
         (["KNOWN", ["II.2", [[], [], []], [], [], None, [[], [], []]]], False),
         (["KNOWN", ["II.2", [[], [], []], [], [], "draft", [[1], [], []]]], False),
     ],
