@@ -51,18 +51,22 @@ class DiskStore:
         return self._salt
 
     @property
+    def store(self) -> Path:
+        """The folder of every environment's generation."""
+        return self.root / FORMAT / STORE
+
+    @property
     def generation(self) -> Path:
         """The folder of this environment's entries and pack (`cache_sweep`)."""
-        return cache_sweep.generation(self.root / FORMAT / STORE, self.salt)
+        return cache_sweep.generation(self.store, self.salt)
 
     def claim(self) -> None:
         """Mark this environment's generation used (once: `cache_sweep.claim`), in a store
         reached without a symbolic link (the sweep removes what the store holds)."""
-        store = self.root / FORMAT / STORE
         if not self._claimed:
             self._claimed = True
-            if inside_cache(store / "entry"):
-                cache_sweep.claim(store, self.salt)
+            if inside_cache(self.store / "entry"):
+                cache_sweep.claim(self.store, self.salt)
 
     def _path(self, namespace: str, key: str) -> Path:
         if self._base is None:
