@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import coursekit
-from coursekit import cache, cache_env, cache_stats, cache_tree, warm
+from coursekit import cache, cache_env, cache_stats, cache_tree, warm_stamps
 from coursekit.cli import main
 from coursekit.load.parsecache import cached_parse
 from coursekit.load.yamlparse import parse_yaml
@@ -312,7 +312,7 @@ def test_a_lookup_whose_digest_a_child_took_is_as_exact(
     takes the lookup's digest while the run imports what a miss needs and reads the pack (#20);
     here from one file. It finds each change, and what it wrote back serves the next run."""
     monkeypatch.setattr(cache_stats, "worth_a_child", lambda files: files >= 1)
-    monkeypatch.setattr(warm, "newest_change_ns", 2**62)  # the warm path saw a change
+    monkeypatch.setattr(warm_stamps, "newest_change_ns", 2**62)  # the warm path saw a change
     adopted = _returns(monkeypatch, cache_tree.TreeDigest, "_adopted")
     runs = Runs(project)
     before = runs.check()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import marshal
 import os
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import make_course
-from coursekit import warm
+from coursekit import warm, warm_stamps
 from coursekit.cache_files import CACHE_DIR, FORMAT
 from coursekit.cache_stats import RACY_NS
 from helpers import generate
@@ -488,7 +487,7 @@ def test_a_record_round_trips_and_rejects_what_is_not_one() -> None:
     data = warm.encode("key", paths, [1, 2, 3, 4, 5, 6] * 2, "out\n", 1)
     assert warm.decode(data) == (
         "key",
-        [(b"/a\0/b/c", marshal.dumps([1, 2, 3, 4, 5, 6] * 2, 2))],
+        [(b"/a\0/b/c", warm_stamps.packed([1, 2, 3, 4, 5, 6] * 2))],
         "out\n",
         1,
     )
@@ -496,17 +495,19 @@ def test_a_record_round_trips_and_rejects_what_is_not_one() -> None:
         assert warm.decode(bad) is None
 
 
-@pytest.mark.parametrize("count", [0, 1, warm.FIRST_BATCH, warm.FIRST_BATCH + 1, 1001])
+@pytest.mark.parametrize(
+    "count", [0, 1, warm_stamps.FIRST_BATCH, warm_stamps.FIRST_BATCH + 1, 1001]
+)
 def test_a_records_parts_hold_every_path_beside_its_stamp(count: int) -> None:
     paths = [b"/p%d" % n for n in range(count)]
     flat = [n for n in range(count) for n in (n, n + 1, n + 2, n + 3, n + 4, n + 5)]
-    parts = warm.parts_of(paths, flat)
-    assert len(parts) == (3 if count > warm.FIRST_BATCH else 1)
+    parts = warm_stamps.parts_of(paths, flat)
+    assert len(parts) == (3 if count > warm_stamps.FIRST_BATCH else 1)
     listed = [p for joined, _ in parts for p in (joined.split(b"\0") if joined else [])]
     assert listed == paths
-    assert [v for _, blob in parts for v in marshal.loads(blob)] == flat
+    assert [v for _, blob in parts for v in warm_stamps.unpacked(blob) or ()] == flat
     first, *rest = parts
-    assert first[0].count(b"\0") + 1 == min(count, warm.FIRST_BATCH) or count == 0
+    assert first[0].count(b"\0") + 1 == min(count, warm_stamps.FIRST_BATCH) or count == 0
     if rest:  # two halves: at most one path between them
         sizes = [joined.count(b"\0") + 1 for joined, _ in rest]
         assert abs(sizes[0] - sizes[1]) <= 1
@@ -514,13 +515,13 @@ def test_a_records_parts_hold_every_path_beside_its_stamp(count: int) -> None:
 
 def test_stamps_see_absence_and_type(tmp_path: Path) -> None:
     target = tmp_path / "f"
-    first = warm.stamps([bytes(target)])
-    assert first == list(warm.ABSENT)
+    first = warm_stamps.stamps([bytes(target)])
+    assert first == list(warm_stamps.ABSENT)
     target.write_text("x")
-    as_file = warm.stamps([bytes(target)])
+    as_file = warm_stamps.stamps([bytes(target)])
     target.unlink()
     target.mkdir()
-    assert warm.stamps([bytes(target)]) not in (as_file, first)
+    assert warm_stamps.stamps([bytes(target)]) not in (as_file, first)
 
 
 def test_a_record_behind_a_symbolic_link_is_not_read(tmp_path: Path) -> None:
@@ -564,7 +565,7 @@ def test_racy_is_any_stamp_within_racy_ns_of_the_record() -> None:
 
     now = 10 * RACY_NS
     old = [0o100644, now - RACY_NS - 1, now - RACY_NS - 1, 1, 2, 3]
-    assert not racy(old + list(warm.ABSENT), now)
+    assert not racy(old + list(warm_stamps.ABSENT), now)
     assert racy([*old, 0o100644, now - RACY_NS - 1, now - 5, 1, 2, 3], now)  # ctime alone
     assert racy([*old, 0o040755, now - 5, now - RACY_NS - 1, 1, 2, 3], now)  # mtime alone
 
@@ -592,15 +593,16 @@ def test_a_record_lists_the_most_recently_changed_paths_first(tmp_path: Path) ->
     fields = warm.decode(record.read_bytes())
     assert fields is not None
     _, parts, _, _ = fields
-    assert parts == warm.parts_of(paths[::-1], warm.stamps(paths[::-1]))
+    assert parts == warm_stamps.parts_of(paths[::-1], warm_stamps.stamps(paths[::-1]))
 
 
 def test_a_changed_stamp_is_seen_without_stamping_every_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(warm, "FORK_FROM", 10**9)  # one process: every lstat is counted here
+    monkeypatch.setattr(warm_stamps, "FORK_FROM", 10**9)  # one process: every lstat is counted here
+    monkeypatch.setattr(warm_stamps, "native_stamps", None)  # (the C stamps call no os.lstat)
     paths = _files_changed_in_order(tmp_path, 1000)[::-1]  # as a record lists them
-    parts = warm.parts_of(paths, warm.stamps(paths))
+    parts = warm_stamps.parts_of(paths, warm_stamps.stamps(paths))
     real_lstat = os.lstat
     calls: list[bytes] = []
 
@@ -609,46 +611,48 @@ def test_a_changed_stamp_is_seen_without_stamping_every_path(
         return real_lstat(path)
 
     monkeypatch.setattr(os, "lstat", counting)
-    assert warm.unchanged(parts)
+    assert warm_stamps.unchanged(parts)
     assert len(calls) == 1000  # a hit proves every path unchanged
-    for edited, most in ((0, warm.FIRST_BATCH), (999, 1000)):
+    for edited, most in ((0, warm_stamps.FIRST_BATCH), (999, 1000)):
         Path(os.fsdecode(paths[edited])).write_text("edited")
         calls.clear()
-        assert not warm.unchanged(parts)
+        assert not warm_stamps.unchanged(parts)
         assert len(calls) <= most, (edited, len(calls))
-        parts = warm.parts_of(paths, warm.stamps(paths))
-    shifted = warm.parts_of(paths[1:] + paths[:1], warm.stamps(paths))  # stamps beside others
-    assert not warm.unchanged(shifted)
-    assert not warm.unchanged([(parts[0][0], b"not marshal"), *parts[1:]])
-    assert not warm.unchanged([])
+        parts = warm_stamps.parts_of(paths, warm_stamps.stamps(paths))
+    shifted = warm_stamps.parts_of(
+        paths[1:] + paths[:1], warm_stamps.stamps(paths)
+    )  # stamps beside others
+    assert not warm_stamps.unchanged(shifted)
+    assert not warm_stamps.unchanged([(parts[0][0], b"not marshal"), *parts[1:]])
+    assert not warm_stamps.unchanged([])
 
 
 def test_a_miss_says_when_the_part_it_found_changed_last_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The normal path reads it (`warm.newest_change_ns`): a change no newer than its stat
+    """The normal path reads it (`warm_stamps.newest_change_ns`): a change no newer than its stat
     table was seen by the run that wrote it, and its lookup then likely hits."""
-    monkeypatch.setattr(warm, "newest_change_ns", None)  # (restored for the checks after)
+    monkeypatch.setattr(warm_stamps, "newest_change_ns", None)  # (restored for the checks after)
     paths = _files_changed_in_order(tmp_path, 100)[::-1]
-    parts = warm.parts_of(paths, warm.stamps(paths))
-    assert warm.unchanged(parts) and warm.newest_change_ns is None
+    parts = warm_stamps.parts_of(paths, warm_stamps.stamps(paths))
+    assert warm_stamps.unchanged(parts) and warm_stamps.newest_change_ns is None
     edited = Path(os.fsdecode(paths[3]))
     edited.write_text("edited")
-    assert not warm.unchanged(parts)
-    recent = [os.lstat(path) for path in paths[: warm.FIRST_BATCH]]
-    newest = warm.newest_change_ns
+    assert not warm_stamps.unchanged(parts)
+    recent = [os.lstat(path) for path in paths[: warm_stamps.FIRST_BATCH]]
+    newest = warm_stamps.newest_change_ns
     assert newest == max(max(st.st_mtime_ns, st.st_ctime_ns) for st in recent)
     assert newest is not None and newest >= edited.stat().st_ctime_ns
-    parts = warm.parts_of(paths, warm.stamps(paths))
+    parts = warm_stamps.parts_of(paths, warm_stamps.stamps(paths))
     later = Path(os.fsdecode(paths[-1]))
     later.write_text("edited")  # not among the recent ones: the time of the part it is in
-    assert not warm.unchanged(parts)
-    others = [os.lstat(path) for path in paths[warm.FIRST_BATCH :]]
-    assert warm.newest_change_ns is not None
-    assert warm.newest_change_ns <= max(max(st.st_mtime_ns, st.st_ctime_ns) for st in others)
-    assert warm.newest_change_ns >= later.stat().st_ctime_ns
+    assert not warm_stamps.unchanged(parts)
+    others = [os.lstat(path) for path in paths[warm_stamps.FIRST_BATCH :]]
+    assert warm_stamps.newest_change_ns is not None
+    assert warm_stamps.newest_change_ns <= max(max(st.st_mtime_ns, st.st_ctime_ns) for st in others)
+    assert warm_stamps.newest_change_ns >= later.stat().st_ctime_ns
     later.unlink()  # an absent path is a change too
-    assert not warm.unchanged(parts) and warm.newest_change_ns is not None
+    assert not warm_stamps.unchanged(parts) and warm_stamps.newest_change_ns is not None
 
 
 @pytest.mark.parametrize("edited", [None, "first part", "this process's half", "the child's half"])
@@ -657,10 +661,13 @@ def test_a_forked_child_compares_one_half(
 ) -> None:
     if not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one processor: the halves are compared one after the other")
-    monkeypatch.setattr(warm, "FORK_FROM", 200)
-    monkeypatch.setattr(warm, "newest_change_ns", None)  # (restored for the checks after)
+    monkeypatch.setattr(warm_stamps, "FORK_FROM", 200)
+    monkeypatch.setattr(
+        warm_stamps, "native_stamps", None
+    )  # (with them, a thread: test_warm_stamps)
+    monkeypatch.setattr(warm_stamps, "newest_change_ns", None)  # (restored for the checks after)
     paths = _files_changed_in_order(tmp_path, 600)[::-1]
-    parts = warm.parts_of(paths, warm.stamps(paths))
+    parts = warm_stamps.parts_of(paths, warm_stamps.stamps(paths))
     forks: list[int] = []
     real_fork = os.fork
 
@@ -674,14 +681,14 @@ def test_a_forked_child_compares_one_half(
     where = {"first part": 3, "this process's half": 100, "the child's half": 500}
     if edited is not None:
         Path(os.fsdecode(paths[where[edited]])).write_text("edited")
-    assert warm.unchanged(parts) is (edited is None)
+    assert warm_stamps.unchanged(parts) is (edited is None)
     assert len(forks) == (0 if edited == "first part" else 1)
     if edited is not None:  # whichever process found it, the change's time is known
         changed = os.lstat(paths[where[edited]])
-        assert warm.newest_change_ns is not None
-        assert warm.newest_change_ns >= changed.st_ctime_ns
+        assert warm_stamps.newest_change_ns is not None
+        assert warm_stamps.newest_change_ns >= changed.st_ctime_ns
     else:
-        assert warm.newest_change_ns is None
+        assert warm_stamps.newest_change_ns is None
     for child in forks:
         with pytest.raises(ChildProcessError):  # reaped
             os.waitpid(child, os.WNOHANG)
@@ -701,7 +708,10 @@ def test_the_shells_last_command_is_not_in_the_key(monkeypatch: pytest.MonkeyPat
 def test_no_process_to_spare_compares_the_halves_one_after_the_other(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(warm, "FORK_FROM", 200)
+    monkeypatch.setattr(warm_stamps, "FORK_FROM", 200)
+    monkeypatch.setattr(
+        warm_stamps, "native_stamps", None
+    )  # (with them, a thread: test_warm_stamps)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
 
     def no_fork() -> int:
@@ -709,10 +719,10 @@ def test_no_process_to_spare_compares_the_halves_one_after_the_other(
 
     monkeypatch.setattr(os, "fork", no_fork)
     paths = _files_changed_in_order(tmp_path, 600)[::-1]
-    parts = warm.parts_of(paths, warm.stamps(paths))
-    assert warm.unchanged(parts)
-    monkeypatch.setattr(warm, "newest_change_ns", None)  # (restored for the checks after)
+    parts = warm_stamps.parts_of(paths, warm_stamps.stamps(paths))
+    assert warm_stamps.unchanged(parts)
+    monkeypatch.setattr(warm_stamps, "newest_change_ns", None)  # (restored for the checks after)
     Path(os.fsdecode(paths[500])).write_text("edited")  # in the half a child would compare
-    assert not warm.unchanged(parts)
-    assert warm.newest_change_ns is not None
-    assert warm.newest_change_ns >= os.lstat(paths[500]).st_ctime_ns
+    assert not warm_stamps.unchanged(parts)
+    assert warm_stamps.newest_change_ns is not None
+    assert warm_stamps.newest_change_ns >= os.lstat(paths[500]).st_ctime_ns

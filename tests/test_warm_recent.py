@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit import cache_tree, warm, warm_recent
+from coursekit import cache_tree, warm, warm_recent, warm_stamps
 from coursekit.cache_tree import TreeDigest
 
 TICK = 0.02  # past the file system clock's tick: two changes never share a stamp
@@ -91,7 +91,7 @@ def test_the_warm_path_misses_after_a_few_stats_when_a_recent_path_changed(
     recent paths are absolute: they are still found among the record's."""
     from coursekit import cache_warm
 
-    monkeypatch.setattr(warm, "newest_change_ns", None)  # (restored for the checks after)
+    monkeypatch.setattr(warm_stamps, "newest_change_ns", None)  # (restored for the checks after)
     if inside:
         monkeypatch.chdir(tmp_path)
     root = tmp_path / "course"
@@ -121,8 +121,8 @@ def test_the_warm_path_misses_after_a_few_stats_when_a_recent_path_changed(
 
     monkeypatch.setattr(os, "lstat", counted)
     assert warm.lookup() is None
-    assert warm.newest_change_ns is not None
-    assert warm.newest_change_ns >= real_lstat(edited).st_ctime_ns
+    assert warm_stamps.newest_change_ns is not None
+    assert warm_stamps.newest_change_ns >= real_lstat(edited).st_ctime_ns
     assert len(stats) <= cache_tree.RECENT + 8  # the recent paths and the cache's folders
     (record,) = (tmp_path / warm.FOLDER).iterdir()
     fields = warm.decode(record.read_bytes())
@@ -140,7 +140,7 @@ def test_a_damaged_or_foreign_file_is_no_change_known(
     sound file, for comparison, makes it miss)."""
     from coursekit import cache_warm
 
-    monkeypatch.setattr(warm, "newest_change_ns", None)  # (restored for the checks after)
+    monkeypatch.setattr(warm_stamps, "newest_change_ns", None)  # (restored for the checks after)
     root = tmp_path / "course"
     paths = _files(root / "I/1-a/lessons", 10)
     monkeypatch.setattr(warm, "key_material", lambda argv=None: "key")

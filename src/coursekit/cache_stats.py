@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from typing import Any, TypeGuard
 
 from coursekit.forked import collected, in_child
-from coursekit.warm import spare_processor
 from coursekit.warm_recent import relative
+from coursekit.warm_stamps import spare_processor
 
 RACY_NS = 2_000_000_000  # two seconds: coarser than any filesystem's timestamp granularity
 # A folder's row is keyed by its path and a "/" (the course folder's: "/"), and holds its stamp

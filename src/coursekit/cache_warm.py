@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import coursekit
-from coursekit import warm
+from coursekit import warm, warm_stamps
 from coursekit.cache import _prune
 from coursekit.cache_env import package_entries
 from coursekit.cache_files import CACHE_DIR, _prepare, atomic_write, cache_root
@@ -85,8 +85,8 @@ def save(root: Path, watched: list[bytes], output: str, code: int, now_ns: int =
     its stamp says nothing of what it points to."""
     key = warm.key_material()
     watched = warm.below_cwd(watched, os.fsencode(os.getcwd()))
-    flat = warm.stamps(watched)
-    size = len(warm.ABSENT)
+    flat = warm_stamps.stamps(watched)
+    size = len(warm_stamps.ABSENT)
     if any(stat.S_ISLNK(flat[i]) for i in range(0, len(flat), size)):
         raise Unwatchable("a symbolic link among the watched paths")
     if racy(flat, now_ns or time.time_ns()):
@@ -103,9 +103,9 @@ def save(root: Path, watched: list[bytes], output: str, code: int, now_ns: int =
 
 
 def recent_first(paths: list[bytes], flat: list[int]) -> tuple[list[bytes], list[int]]:
-    """The paths and their stamps, the most recently changed first (`warm.unchanged` stops at
+    """The paths and their stamps, the most recently changed first (`warm_stamps.unchanged` stops at
     the first changed stamp, and the file edited last is the likeliest to be edited next)."""
-    size = len(warm.ABSENT)
+    size = len(warm_stamps.ABSENT)
     order = sorted(range(len(paths)), key=lambda i: -max(flat[i * size + 1], flat[i * size + 2]))
     return [paths[i] for i in order], [v for i in order for v in flat[i * size : (i + 1) * size]]
 
@@ -113,7 +113,7 @@ def recent_first(paths: list[bytes], flat: list[int]) -> tuple[list[bytes], list
 def racy(flat: Sequence[int], now_ns: int) -> bool:
     """Whether any stamp changed within RACY_NS of `now_ns` (its mtime or ctime: a warm stamp
     is the file type and mode, then a `cache_stats.file_stamp`)."""
-    size = len(warm.ABSENT)
+    size = len(warm_stamps.ABSENT)
     return any(stamp_is_racy(flat[i + 1 : i + size], now_ns) for i in range(0, len(flat), size))
 
 

@@ -13,49 +13,43 @@ replays a run. It holds:
   project's pyproject.toml and journal, the folders project discovery reads, coursekit's own
   files and the folders Python imports from. A folder's stamp moves when an entry is added,
   removed or renamed, so a new file is seen without listing any folder. They are kept in
-  *parts* (the paths, and their stamps as marshal bytes): the most recently changed first,
-  then the rest in two halves;
+  *parts* (the paths, and their stamps as six native int64 each): the most recently changed
+  first, then the rest in two halves;
 * the output and the exit code.
 
 Here a record is found from the command line alone (a file name derived from the key
 material, probed in `.coursekit_cache/` of the working directory and its ancestors, and of
 `--course`'s parent), checked (its checksum, its key material, then one `os.lstat` per path
 compared with its stamp, the most recently changed paths first; on a large course the two
-halves at once, one in a forked child, as one `os.lstat` costs a system call and a course of
-1,000 chapters has 28,000 paths) and replayed. Anything
+halves at once, as one `lstat` costs a system call and a course of 1,000 chapters has 28,000
+paths) and replayed. The stamps are taken in C where `coursekit._stamps` was built (~1.3 against
+~2.5 us a path here, and without the interpreter's lock, so a second thread takes a half), else
+in Python with a forked child taking a half. Anything
 unexpected, a damaged or foreign record included, is a miss: the caller then runs the normal
 command line, which gives the same output.
 
-Standard library only, and only modules the interpreter has loaded anyway or that cost
-microseconds (os, sys, marshal, binascii, `sealed`): this module is the whole of a warm run.
+Standard library only (and coursekit's own C module), and only modules the interpreter has
+loaded anyway or that cost microseconds (os, sys, marshal, binascii, _thread, `sealed`): this
+module is the whole of a warm run.
 """
 
 from __future__ import annotations
 
-import marshal
 import os
 import sys
 
+from coursekit import warm_stamps
 from coursekit.sealed import seal, unseal
 
-RECORD_FORMAT = 3  # bump when the record's shape or the key material changes
+RECORD_FORMAT = 4  # bump when the record's shape or the key material changes
 MAGIC = b"coursekit-warm\0%d\0" % RECORD_FORMAT
 # Where records live: `<project>/.coursekit_cache/<cache FORMAT>/warm/` (cache_files.CACHE_DIR
 # and FORMAT; tests/test_warm_path.py keeps the spellings equal).
 FOLDER = os.path.join(".coursekit_cache", "v1", "warm")
-ABSENT = (0, 0, 0, 0, 0, 0)  # the stamp of a path that must not exist (no file has mode 0)
 # What the fast path never replays: its output depends on git (--changed), it writes a file
 # (-o/--output-file), it asks not to use the cache, or it is not a check at all.
 NEVER = ("--changed", "--no-cache", "--output-file", "-o", "--help", "-h", "--version")
 MAX_RECORD_BYTES = 1 << 30
-# Stamps are stored as marshal bytes of version 2, the last without back-references (later
-# versions mark an object shared or not by its reference count, so equal lists could differ):
-# the stamps taken now are marshalled and compared as bytes, which is cheaper than loading.
-STAMPS_VERSION = 2
-FIRST_BATCH = 64  # the most recently changed paths, compared before the rest
-# From this many paths after the first batch, a second processor compares one half: a fork
-# and its child's exit cost 3-5 ms (measured at 100 and 1,000 chapters), 1,000 stamps ~1.5 ms.
-FORK_FROM = 8192
 
 
 def key_material(argv: list[str] | None = None) -> str:
@@ -112,119 +106,9 @@ def below_cwd(paths: list[bytes], cwd: bytes) -> list[bytes]:
     return [relative(path, cwd) for path in paths]
 
 
-def stamps(paths: list[bytes]) -> list[int]:
-    """Each path's stamp, flat: one `os.lstat` per path, six integers each."""
-    lstat = os.lstat
-    flat: list[int] = []
-    for path in paths:
-        try:
-            st = lstat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            flat += ABSENT
-            continue
-        flat += (st.st_mode, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
-    return flat
-
-
-def parts_of(paths: list[bytes], flat: list[int]) -> list[tuple[bytes, bytes]]:
-    """The paths and their stamps as a record keeps them: the first `FIRST_BATCH`, then the
-    rest in two halves, each as (the paths joined by NUL, the stamps' marshal bytes)."""
-    from itertools import pairwise
-
-    size = len(ABSENT)
-    half = FIRST_BATCH + (len(paths) - FIRST_BATCH + 1) // 2
-    bounds = [0, FIRST_BATCH, half, len(paths)] if len(paths) > FIRST_BATCH else [0, len(paths)]
-    return [
-        (
-            b"\0".join(paths[low:high]),
-            marshal.dumps(flat[low * size : high * size], STAMPS_VERSION),
-        )
-        for low, high in pairwise(bounds)
-    ]
-
-
-def _stamps_if_changed(part: tuple[bytes, bytes]) -> list[int] | None:
-    """The part's stamps now (`stamps`), when one is not the one recorded; else None."""
-    joined, blob = part
-    flat = stamps(joined.split(b"\0") if joined else [])
-    return None if marshal.dumps(flat, STAMPS_VERSION) == blob else flat
-
-
-# What the last `unchanged` learnt of a change, for the normal path that follows a miss: the
-# newest modification or change time among the paths of the part where it found one changed;
-# None when it found none. A change newer than the whole-run cache's stat table means a miss
-# (`cache_tree.TreeDigest.compute`).
-newest_change_ns: int | None = None
-
-
-def unchanged(parts: list[tuple[bytes, bytes]]) -> bool:
-    """Whether every path's stamp is the one recorded, stopping at the first part that is not.
-    The first part holds the most recently changed paths (`cache_warm.save`), the likeliest to
-    have changed again: an edit to a file of the author's working set is seen after a few dozen
-    stats, not one of every path. Of the two halves after it, a forked child compares the
-    second while this process compares the first, when they are large and a second processor
-    is there to take one."""
-    global newest_change_ns
-    newest_change_ns = None
-    if not parts:
-        return False
-    rest = parts[1:]
-    if len(rest) == 2 and _worth_a_child(rest[1]):
-        newest_change_ns = _change_in(parts[0])
-        if newest_change_ns is None:
-            newest_change_ns = _change_in_both(rest[0], rest[1])
-    else:
-        for part in parts:
-            newest_change_ns = _change_in(part)
-            if newest_change_ns is not None:
-                break
-    return newest_change_ns is None
-
-
-def _change_in(part: tuple[bytes, bytes]) -> int | None:
-    """None when every path of the part has its recorded stamp; else the newest modification
-    or change time among them (a path now absent counts 0)."""
-    flat = _stamps_if_changed(part)
-    if flat is None:
-        return None
-    size = len(ABSENT)
-    return max((max(flat[i + 1], flat[i + 2]) for i in range(0, len(flat), size)), default=0)
-
-
-def _worth_a_child(part: tuple[bytes, bytes]) -> bool:
-    return part[0].count(b"\0") + 1 >= FORK_FROM // 2 and spare_processor()
-
-
-def spare_processor() -> bool:
-    """Whether a second processor may take a forked child's share of the stats (here and at
-    the whole-run cache's lookup, `coursekit.cache_tree`)."""
-    try:
-        return len(os.sched_getaffinity(0)) > 1
-    except (AttributeError, OSError):
-        return False
-
-
-def _change_in_both(mine: tuple[bytes, bytes], theirs: tuple[bytes, bytes]) -> int | None:
-    """`_change_in` of both parts, `theirs` compared by a forked child at the same time (with
-    no process to spare, one after the other)."""
-    from coursekit import forked
-
-    child = forked.in_child(lambda: _change_in(theirs))
-    change = _change_in(mine)
-    if change is not None:
-        if child is not None:
-            forked.discard(child, kill=True)  # its answer no longer matters
-        return change
-    if child is None:
-        return _change_in(theirs)
-    answer = forked.collected(child)
-    # a child that failed found no time: 0, a change older than any table (a plain lookup)
-    return answer if answer is None or type(answer) is int else 0
-
-
 def encode(key: str, paths: list[bytes], flat: list[int], output: str, code: int) -> bytes:
     """A record's bytes: the magic, a checksum of the rest, then the marshalled fields."""
-    return seal(MAGIC, (key, parts_of(paths, flat), output, code))
+    return seal(MAGIC, (key, warm_stamps.parts_of(paths, flat), output, code))
 
 
 def decode(data: bytes) -> tuple[str, list[tuple[bytes, bytes]], str, int] | None:
@@ -283,7 +167,6 @@ def course_argument(argv: list[str]) -> str | None:
 
 def lookup() -> tuple[str, int] | None:
     """The stored output and exit code of this very command line, if a record vouches for it."""
-    global newest_change_ns
     argv = sys.argv[1:]
     if not replayable(argv):
         return None
@@ -306,9 +189,9 @@ def lookup() -> tuple[str, int] | None:
             None if recent is None else warm_recent.change_since(*recent, found[1], watched, cwd)
         )
         if change is not None:
-            newest_change_ns = change
+            warm_stamps.newest_change_ns = change
             return None
-        if unchanged(parts):
+        if warm_stamps.unchanged(parts):
             # what the normal path could not print either (an encoding the output does not
             # fit) is for it to report
             output.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict")

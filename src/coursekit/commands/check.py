@@ -65,7 +65,7 @@ def run_cached(
 
     # A run from the cache makes next to no garbage cycles (coursekit.collector).
     with collector.held():
-        from coursekit import cache, warm
+        from coursekit import cache, warm_stamps
         from coursekit.cache_pack import PackedStore
 
         runs = cache.RunCache.for_check(project, paths, output_format, color, options)
@@ -78,7 +78,7 @@ def run_cached(
         # At 1,000 chapters, when the warm path saw a change the last run did not, a forked child
         # takes the digest (~28,000 stamps, ~0.2 s) while this process imports what the miss needs
         # and reads the last run's pack (~0.13 and ~0.08 s).
-        hit = runs.lookup(meanwhile, warm.newest_change_ns)
+        hit = runs.lookup(meanwhile, warm_stamps.newest_change_ns)
         if hit is not None:
             out.write(hit[0])
             if settled is not None and not runs.just_edited():  # a racy record would be refused
