@@ -11,17 +11,62 @@ import functools
 import os
 import random
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from coursekit import cache_stats, cache_tree, forked, warm_recent
+from coursekit import cache_stats, cache_tree, forked, warm_recent, warm_stamps
 from coursekit.cache_files import sha256
 from coursekit.cache_tree import TreeDigest, read_table
 
 TICK = 0.02  # past the file system clock's tick (a few ms): two changes never share a stamp
+C_STAMPS = warm_stamps.native_stamps  # (None where coursekit._stamps was not built)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Each test twice, the stamps taken in Python and in C (`cache_stats.compared_in_c`), but
+    those that count Python's stats and forks (they ask for `python_stamps`) and those of the
+    C stamps alone (`c_stamps`)."""
+    if "stamps_in" in metafunc.fixturenames:
+        kinds = ["python", "c"]
+        if "python_stamps" in metafunc.fixturenames:
+            kinds = ["python"]
+        elif "c_stamps" in metafunc.fixturenames:
+            kinds = ["c"]
+        metafunc.parametrize("stamps_in", kinds, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def stamps_in(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    kind: str = request.param
+    if kind == "python":
+        monkeypatch.setattr(warm_stamps, "native_stamps", None)
+    elif C_STAMPS is None and not os.environ.get("COURSEKIT_REQUIRE_C_STAMPS"):
+        pytest.skip("coursekit._stamps was not built (no compiler at install)")
+    return kind
+
+
+@pytest.fixture
+def python_stamps() -> None:
+    """(A test that counts Python's `os.lstat`s or forks: `pytest_generate_tests`.)"""
+
+
+@pytest.fixture
+def c_stamps(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Each list of paths the C stamps are asked for (a test of the C stamps alone)."""
+    asked: list[bytes] = []
+    real = C_STAMPS
+    assert real is not None
+
+    def recording(joined: bytes) -> bytes:
+        asked.append(joined)
+        return real(joined)
+
+    monkeypatch.setattr(warm_stamps, "native_stamps", recording)
+    return asked
 
 
 @pytest.fixture(autouse=True)
@@ -203,7 +248,7 @@ def test_random_changes_give_what_a_look_from_nothing_gives(
 
 
 def test_below_the_working_directory_the_tree_is_stat_ed_relative_to_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, python_stamps: None
 ) -> None:
     root = _tree(tmp_path / "course")
     table = tmp_path / ".coursekit_cache" / "table.bin"
@@ -341,7 +386,7 @@ def _edited_in_half(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int)
 
 @pytest.mark.parametrize("index", range(10))
 def test_a_child_comparing_half_the_files_finds_the_edit_in_either_half(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int, python_stamps: None
 ) -> None:
     path = _edited_in_half(tmp_path, monkeypatch, index)
     root, table = tmp_path / "course", tmp_path / ".coursekit_cache" / "table.bin"
@@ -488,7 +533,7 @@ def test_recent_paths_larger_than_the_warm_path_reads_are_no_change_known(
 
 @pytest.mark.parametrize("failure", ["no fork", "the child fails"])
 def test_a_child_that_does_not_answer_leaves_the_comparison_to_the_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str, python_stamps: None
 ) -> None:
     path = _edited_in_half(tmp_path, monkeypatch, -1)
     root, table = tmp_path / "course", tmp_path / ".coursekit_cache" / "table.bin"
@@ -510,6 +555,59 @@ def test_a_child_that_does_not_answer_leaves_the_comparison_to_the_run(
     again, found = _look(root, table)
     assert list(again.edited) == [str(path.relative_to(root))]
     assert found == _from_nothing(root, tmp_path)
+
+
+@pytest.mark.parametrize("index", range(10))
+def test_the_c_stamps_find_the_edit_in_either_half_with_a_second_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int, c_stamps: list[bytes]
+) -> None:
+    path = _edited_in_half(tmp_path, monkeypatch, index)
+    monkeypatch.setattr(cache_stats, "THREADS_FROM", 2)
+    monkeypatch.setattr(cache_stats, "spare_processor", lambda: True)
+    threads: list[object] = []
+    real_start = sys.modules["_thread"].start_new_thread
+
+    def counting(function: Any, args: Any) -> Any:
+        threads.append(function)
+        return real_start(function, args)
+
+    monkeypatch.setattr("_thread.start_new_thread", counting)
+    monkeypatch.setattr(os, "fork", lambda: pytest.fail("a child forked for the stamps"))
+    root, table = tmp_path / "course", tmp_path / ".coursekit_cache" / "table.bin"
+    c_stamps.clear()
+    again, found = _look(root, table)
+    assert list(again.edited) == [str(path.relative_to(root))]
+    assert found == _from_nothing(root, tmp_path)
+    assert len(threads) == 2  # the folders' half, the files' half
+    asked = [p for joined in c_stamps for p in joined.split(b"\0")]
+    assert len(asked) == len(set(asked)) == 9 + 10  # every folder and file once
+
+
+def test_the_c_stamps_are_asked_for_paths_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c_stamps: list[bytes]
+) -> None:
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _look(root, table)
+    monkeypatch.chdir(tmp_path)
+    c_stamps.clear()
+    _, found = _look(root, table)
+    asked = [p for joined in c_stamps for p in joined.split(b"\0")]
+    assert b"course/I/1-a/lessons/one.md" in asked and b"course/I/1-a/lessons" in asked
+    assert all(p == b"course" or p.startswith(b"course/") for p in asked)
+    assert found == _from_nothing(root, tmp_path)
+
+
+def test_a_table_path_holding_a_nul_is_looked_at_from_nothing(tmp_path: Path) -> None:
+    """A stat table is written from file names, which hold no NUL; one that does (a forged
+    table) is no table: the tree is listed, in either way of taking the stamps."""
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _look(root, table)
+    rows = read_table(table)
+    assert rows is not None
+    rows["files"]["I/1-a/lessons/one\0.md"] = rows["files"]["I/1-a/lessons/one.md"]
+    assert TreeDigest(root, table).compute(table=rows) == _from_nothing(root, tmp_path)
 
 
 # The digest taken by a child while the run does something else ---------------------------------

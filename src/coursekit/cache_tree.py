@@ -339,7 +339,7 @@ class TreeDigest:
         base = str(self.course_dir)
         try:
             surveyed = survey(base, known, written, split)
-        except OSError:
+        except (OSError, ValueError):  # (ValueError: a path holding a NUL, a forged table)
             return None
         if surveyed is None:
             return None

@@ -139,8 +139,10 @@ def _change_in(part: tuple[bytes, bytes]) -> int | None:
     """None when every path of the part has its recorded stamp; else the newest modification
     or change time among them (a path now absent counts 0)."""
     flat = _stamps_if_changed(part)
-    if flat is None:
-        return None
+    return None if flat is None else _newest(flat)
+
+
+def _newest(flat: list[int]) -> int:
     size = len(ABSENT)
     return max((max(flat[i + 1], flat[i + 2]) for i in range(0, len(flat), size)), default=0)
 
@@ -150,8 +152,8 @@ def _worth_a_child(part: tuple[bytes, bytes]) -> bool:
 
 
 def spare_processor() -> bool:
-    """Whether a second processor may take a forked child's share of the stats (here and at
-    the whole-run cache's lookup, `coursekit.cache_tree`)."""
+    """Whether a second processor may take a share of the stats (here and at the whole-run
+    cache's lookup, `coursekit.cache_tree`)."""
     try:
         return len(os.sched_getaffinity(0)) > 1
     except (AttributeError, OSError):
@@ -159,11 +161,15 @@ def spare_processor() -> bool:
 
 
 def _change_in_both(mine: tuple[bytes, bytes], theirs: tuple[bytes, bytes]) -> int | None:
-    """`_change_in` of both parts, `theirs` compared at the same time: by a second thread when
-    the stamps are taken in C (its system calls run without the interpreter's lock), else by a
-    forked child; with neither to be had, one after the other."""
+    """`_change_in` of both parts, `theirs` compared at the same time: its stamps taken by a
+    second thread when they are taken in C (`native_at_once`), else compared by a forked child;
+    with neither to be had, one after the other."""
     if native_stamps is not None:
-        return _change_in_both_threads(mine, theirs)
+        taken = native_at_once(mine[0], theirs[0])
+        for (_, blob), now in zip((mine, theirs), taken, strict=True):
+            if now != blob:
+                return _newest(unpacked(now) or [])
+        return None
     from coursekit import forked
 
     child = forked.in_child(lambda: _change_in(theirs))
@@ -179,30 +185,48 @@ def _change_in_both(mine: tuple[bytes, bytes], theirs: tuple[bytes, bytes]) -> i
     return answer if answer is None or type(answer) is int else 0
 
 
-def _change_in_both_threads(mine: tuple[bytes, bytes], theirs: tuple[bytes, bytes]) -> int | None:
-    """`_change_in_both` with a second thread: ~0.1 ms to start where a fork and its child's
-    exit cost 3-5 ms."""
+def taken_in_c(joined: bytes, split: bool) -> bytes:
+    """`native_stamps` (which must be there) of the paths joined by NUL; `split`: the second
+    half of them taken by a second thread (`native_at_once`)."""
+    assert native_stamps is not None
+    cut = joined.find(b"\0", len(joined) // 2) if split else -1
+    if cut < 0:
+        return native_stamps(joined)
+    first, second = native_at_once(joined[:cut], joined[cut + 1 :])
+    return first + second
+
+
+def native_at_once(first: bytes, second: bytes) -> tuple[bytes, bytes]:
+    """`native_stamps` (which must be there) of two lists of paths joined by NUL at the same
+    time: the second by a second thread, as the C stamps run without the interpreter's lock
+    (a thread ~0.1 ms to start, where a fork and its child's exit cost 3-5 ms). An error of
+    either is raised here, once both are done; with no thread to be had, one after the other."""
     import _thread
 
+    assert native_stamps is not None
+    stamped = native_stamps
     done = _thread.allocate_lock()
     done.acquire()
-    answer: list[int | None] = []
+    answer: list[bytes | BaseException] = []
 
-    def compare() -> None:
+    def take() -> None:
         try:
-            answer.append(_change_in(theirs))
-        except BaseException:  # (an error is a change of unknown time, as a failed child's)
-            answer.append(0)
+            answer.append(stamped(second))
+        except BaseException as exc:  # (raised in the thread that asked, below)
+            answer.append(exc)
         finally:
             done.release()
 
     try:
-        _thread.start_new_thread(compare, ())
+        _thread.start_new_thread(take, ())
     except RuntimeError:  # no thread to be had
         done.release()
-        answer.append(_change_in(theirs))
+        answer.append(stamped(second))
     try:
-        change = _change_in(mine)
+        mine = stamped(first)
     finally:
-        done.acquire()  # its answer, and no thread of ours left stamping when this returns
-    return change if change is not None else answer[0]
+        done.acquire()  # no thread of ours left stamping when this returns
+    theirs = answer[0]
+    if isinstance(theirs, BaseException):
+        raise theirs
+    return mine, theirs
