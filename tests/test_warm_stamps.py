@@ -169,3 +169,35 @@ def test_a_record_written_with_the_c_stamps_is_read_without_them(
     assert warm_stamps.unchanged(parts)
     Path(os.fsdecode(paths[70])).write_text("edited")
     assert not warm_stamps.unchanged(parts)
+
+
+@pytest.fixture(scope="module")
+def quiet(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A folder nothing else writes to, four folders deep in one of its own (a path of four
+    steps up stays inside), holding a file, a folder and a link."""
+    top = tmp_path_factory.mktemp("quiet") / "q" / "r" / "s"
+    (top / "d").mkdir(parents=True)
+    (top / "f").write_text("x")
+    (top / "d" / "f").write_text("y")
+    (top / "l").symlink_to("d")
+    return bytes(top / "d")
+
+
+STEPS = [b"f", b"d", b"l", b"..", b".", b"", b"absent", b"\xff\xfe", b"x" * 300]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.lists(st.sampled_from(STEPS), max_size=4).map(b"/".join), max_size=8))
+def test_any_paths_are_stamped_or_refused_as_python_does(quiet: bytes, names: list[bytes]) -> None:
+    """Paths of any steps (a file, a folder, a link, up, here, nothing, bytes that are no
+    UTF-8, a name too long) give C's stamps the same bytes as Python's, or the same error."""
+    joined = b"\0".join(quiet + b"/" + name for name in names)
+    try:
+        expected: bytes | int = python_stamps(joined)
+    except OSError as exc:
+        expected = exc.errno or -1
+    try:
+        got: bytes | int = lstat_stamps(joined)
+    except OSError as exc:
+        got = exc.errno or -1
+    assert got == expected
