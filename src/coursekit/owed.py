@@ -26,21 +26,13 @@ exercises did not load carries those failures too, since its counts are then sho
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import field
 
 from coursekit.model.base import Location
-from coursekit.model.documents import (
-    Exercise,
-    LessonFrontMatter,
-    MaturityLevel,
-    Solution,
-    WorkedProblem,
-)
-from coursekit.model.tree import Chapter, Course, ExerciseDoc, LoadFailure, Problem, Unloaded
+from coursekit.model.documents import MaturityLevel
+from coursekit.model.tree import Chapter, Course, LoadFailure, Unloaded
 from coursekit.records import record
-
-Confirmed = Callable[[Problem], bool | None]  # None: not run (unverified)
+from coursekit.written import Confirmed, exercise_written, problem_written, stubs_of
 
 
 @record(frozen=True, slots=True)
@@ -225,42 +217,6 @@ def _plural(count: int, noun: str) -> str:
 
 def unverified(count: int) -> str:
     return f"{_plural(count, 'problem')} unverified (program not run)"
-
-
-def published(solution: Solution) -> bool:
-    return solution.value is not None or bool(solution.text and solution.text.strip())
-
-
-def program_exists(problem: Problem) -> bool:
-    """The default verdict without running anything: the program is there to run."""
-    return problem.program.source is not None
-
-
-def problem_written(problem: Problem, confirmed: Confirmed | None = None) -> bool:
-    if problem.meta.status == "stub" or not published(problem.meta.solution):
-        return False
-    verdict = confirmed(problem) if confirmed is not None else None
-    return program_exists(problem) if verdict is None else verdict
-
-
-def exercise_written(exercise: ExerciseDoc) -> bool:
-    # An exercise whose answer is computed names a program; a missing one does not count.
-    program_ok = exercise.program is None or exercise.program.source is not None
-    stub = exercise.meta.status == "stub"
-    return not stub and published(exercise.meta.solution) and program_ok
-
-
-Written = LessonFrontMatter | WorkedProblem | Exercise
-
-
-def stubs_of(chapter: Chapter) -> list[tuple[str, Written]]:
-    """(path, document) of each listed lesson, problem and exercise still marked a stub."""
-    documents: list[tuple[str, Written]] = [
-        *((lesson.path, lesson.meta) for lesson in chapter.lessons.values()),
-        *((problem.path, problem.meta) for problem in chapter.problems.values()),
-        *((exercise.path, exercise.meta) for exercise in chapter.exercises.values()),
-    ]
-    return [(path, meta) for path, meta in documents if meta.status == "stub"]
 
 
 def level_of(course: Course, chapter: Chapter) -> MaturityLevel | None:

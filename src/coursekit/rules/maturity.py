@@ -14,15 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from coursekit.model.tree import Chapter, Problem
-from coursekit.owed import (
-    ChapterOwed,
-    Confirmed,
-    Count,
-    CourseOwed,
-    chapter_owed,
-    course_owed,
-    stubs_of,
-)
+from coursekit.owed import ChapterOwed, Count, CourseOwed, chapter_owed, course_owed
 from coursekit.rules._broken import chapter_incomplete
 from coursekit.rules._displays import settled
 from coursekit.rules.base import Context, Finding, rule
@@ -31,6 +23,7 @@ from coursekit.rules.facts import unsteady
 
 # The problem family runs the programs once per check and memoises the verdicts.
 from coursekit.rules.problems import problem_confirmed
+from coursekit.written import Confirmed, stubs_of
 
 
 def confirmed_by(ctx: Context) -> Confirmed | None:
