@@ -126,8 +126,9 @@ def compared_in_c(
     against ~2.5 us for an `os.lstat` and its result's attributes. The files that do not hold
     are stat-ed again in Python, for their `os.stat_result` (and for `holds` to have the last
     word on a stamp C keeps as two's complement, an inode number past 2**63)."""
-    lstat, regular, prefix = os.lstat, stat.S_ISREG, near(base) + "/"
+    regular, prefix = stat.S_ISREG, near(base) + "/"
     now = _stamped([prefix + key for key, _ in rows], split)
+    doubtful: list[tuple[str, Any]] = []
     for at, (key, row) in zip(range(0, len(now), STAMP), rows, strict=True):
         if not regular(now[at]):
             if now[at] == 0:  # (gone: as os.lstat says it)
@@ -135,15 +136,9 @@ def compared_in_c(
             return False
         if _stamp_holds(row, now, at, settled):
             same[key] = row
-            continue
-        st = lstat(prefix + key)
-        if not regular(st.st_mode):
-            return False
-        if holds(row, st, settled):
-            same[key] = row
         else:
-            files.append((key, st))
-    return True
+            doubtful.append((key, row))
+    return compared(base, doubtful, settled, same, files)
 
 
 STAMP = len(warm_stamps.ABSENT)  # six integers a path, mode first (`warm_stamps.stamps`)
