@@ -726,3 +726,49 @@ def test_no_process_to_spare_compares_the_halves_one_after_the_other(
     assert not warm_stamps.unchanged(parts)
     assert warm_stamps.newest_change_ns is not None
     assert warm_stamps.newest_change_ns >= os.lstat(paths[500]).st_ctime_ns
+
+
+# Run as `python -c PROGRAM check ...`: the same command line as `python -m coursekit check ...`
+# (the record's key), each way of taking stamps saying on stderr that it was used.
+STAMPS_PROGRAM = """
+import sys
+HIDE
+import coursekit.warm_stamps as w
+def said(name, real):
+    def taking(paths):
+        sys.stderr.write(name + " stamps\\n")
+        return real(paths)
+    return taking
+if w.native_stamps is not None:
+    w.native_stamps = said("C", w.native_stamps)
+w.stamps = said("Python", w.stamps)
+from coursekit.__main__ import main
+main()
+"""
+
+
+@pytest.mark.parametrize("c_stamps", [True, False], ids=["C stamps", "Python stamps"])
+def test_a_replay_with_either_way_of_taking_stamps(
+    settled: dict[str, Path], c_stamps: bool
+) -> None:
+    """Without coursekit._stamps (an install with no compiler), the same record replays, its
+    stamps taken in Python; with it, in C."""
+    if c_stamps and warm_stamps.native_stamps is None:
+        pytest.skip("coursekit._stamps was not built (no compiler at install)")
+    root = settled["clean"]
+    hide = "" if c_stamps else "sys.modules['coursekit._stamps'] = None"
+    program = STAMPS_PROGRAM.replace("HIDE", hide)
+    command = [sys.executable, "-X", "importtime", "-c", program, "check"]
+    hit = subprocess.run(
+        [*command, "--course", str(root / "course")],
+        cwd=root,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert _replayed(hit), hit.stderr[-2000:]
+    assert (hit.stdout, hit.returncode) == (_ck(root, importtime=False).stdout, 0)
+    said = {line for line in hit.stderr.splitlines() if line.endswith(" stamps")}
+    assert said == ({"C stamps"} if c_stamps else {"Python stamps"})
