@@ -103,8 +103,9 @@ def save(root: Path, watched: list[bytes], output: str, code: int, now_ns: int =
 
 
 def recent_first(paths: list[bytes], flat: list[int]) -> tuple[list[bytes], list[int]]:
-    """The paths and their stamps, the most recently changed first (`warm_stamps.unchanged` stops at
-    the first changed stamp, and the file edited last is the likeliest to be edited next)."""
+    """The paths and their stamps, the most recently changed first (`warm_stamps.unchanged`
+    stops at the first changed stamp, and the file edited last is the likeliest to be edited
+    next)."""
     size = len(warm_stamps.ABSENT)
     order = sorted(range(len(paths)), key=lambda i: -max(flat[i * size + 1], flat[i * size + 2]))
     return [paths[i] for i in order], [v for i in order for v in flat[i * size : (i + 1) * size]]

@@ -95,11 +95,7 @@ def _stamps_if_changed(part: tuple[bytes, bytes]) -> list[int] | None:
     joined, blob = part
     if native_stamps is not None:
         now = native_stamps(joined)
-        if now == blob:
-            return None
-        flat = unpacked(now)
-        assert flat is not None
-        return flat
+        return None if now == blob else unpacked(now) or []
     flat = stamps(joined.split(b"\0") if joined else [])
     return None if unpacked(blob) == flat else flat
 
@@ -115,15 +111,14 @@ def unchanged(parts: list[tuple[bytes, bytes]]) -> bool:
     """Whether every path's stamp is the one recorded, stopping at the first part that is not.
     The first part holds the most recently changed paths (`cache_warm.save`), the likeliest to
     have changed again: an edit to a file of the author's working set is seen after a few dozen
-    stats, not one of every path. Of the two halves after it, a forked child compares the
-    second while this process compares the first, when they are large and a second processor
-    is there to take one."""
+    stats, not one of every path. The two halves after it are compared at the same time
+    (`_change_in_both`), when they are large and a second processor is there to take one."""
     global newest_change_ns
     newest_change_ns = None
     if not parts:
         return False
     rest = parts[1:]
-    if len(rest) == 2 and _worth_a_child(rest[1]):
+    if len(rest) == 2 and _worth_splitting(rest[1]):
         newest_change_ns = _change_in(parts[0])
         if newest_change_ns is None:
             newest_change_ns = _change_in_both(rest[0], rest[1])
@@ -147,7 +142,7 @@ def _newest(flat: list[int]) -> int:
     return max((max(flat[i + 1], flat[i + 2]) for i in range(0, len(flat), size)), default=0)
 
 
-def _worth_a_child(part: tuple[bytes, bytes]) -> bool:
+def _worth_splitting(part: tuple[bytes, bytes]) -> bool:
     return part[0].count(b"\0") + 1 >= FORK_FROM // 2 and spare_processor()
 
 
