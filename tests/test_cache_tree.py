@@ -583,6 +583,24 @@ def test_the_c_stamps_find_the_edit_in_either_half_with_a_second_thread(
     assert len(asked) == len(set(asked)) == 9 + 10  # every folder and file once
 
 
+def test_no_thread_takes_c_stamps_where_the_caller_holds_the_other_processor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c_stamps: list[bytes]
+) -> None:
+    """The child that takes the digest for a run compares with `split` false: the run is
+    busy on the other processor meanwhile, and a second thread would only contend with it."""
+    root = _tree(tmp_path / "course")
+    table = tmp_path / ".coursekit_cache" / "table.bin"
+    _look(root, table)
+    monkeypatch.setattr(cache_stats, "THREADS_FROM", 2)
+    monkeypatch.setattr(cache_stats, "spare_processor", lambda: True)
+    monkeypatch.setattr("_thread.start_new_thread", lambda *_: pytest.fail("a thread started"))
+    rows = read_table(table)
+    assert rows is not None
+    surveyed = cache_stats.survey(str(root), rows["files"], rows["written_ns"], split=False)
+    assert surveyed is not None and not surveyed[0] and not surveyed[3]  # nothing moved
+    assert len(c_stamps) == 2  # the folders in one call, the files in another
+
+
 def test_the_c_stamps_are_asked_for_paths_relative_to_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c_stamps: list[bytes]
 ) -> None:

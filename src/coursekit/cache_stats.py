@@ -177,11 +177,12 @@ def near(base: str) -> str:
 
 
 def folder_rows(
-    base: str, known: dict[str, Any], written: int
+    base: str, known: dict[str, Any], written: int, split: bool = False
 ) -> tuple[set[str], dict[str, list[Any]]] | None:
     """The folders of the table whose stamp moved (or is racy), and the rows of those whose
     stamp did not, each folder stat-ed once; None when one is gone or no longer a folder
-    (OSError when one cannot be stat-ed)."""
+    (OSError when one cannot be stat-ed). `split`: with the stamps taken in C, a second thread
+    may take half (not where the caller says the other processor is busy: `survey`)."""
     moved: set[str] = set()
     kept: dict[str, list[Any]] = {}
     lstat, is_dir, top = os.lstat, stat.S_ISDIR, near(base)
@@ -189,7 +190,7 @@ def folder_rows(
     if warm_stamps.native_stamps is not None:
         folders = [key for key in known if key[-1:] == FOLDER]
         paths = [prefix + key[:-1] if key != FOLDER else top for key in folders]
-        now = _stamped(paths, worth_a_thread(len(paths)))
+        now = _stamped(paths, split and worth_a_thread(len(paths)))
         for at, key, path in zip(range(0, len(now), STAMP), folders, paths, strict=True):
             if not is_dir(now[at]):  # (gone, or no longer a folder)
                 return None
@@ -228,7 +229,7 @@ def survey(base: str, known: dict[str, Any], written: int, split: bool = True) -
     """Every row of the table compared with the tree below `base` (`split`: from `SPLIT_FROM`
     files, half of them by a forked child); None when a folder is gone or no longer a folder,
     or a file of an unmoved one is no longer a regular file (OSError when one is gone)."""
-    folders = folder_rows(base, known, written)
+    folders = folder_rows(base, known, written, split)
     if folders is None:
         return None
     moved, kept = folders
