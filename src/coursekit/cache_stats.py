@@ -15,7 +15,7 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
 from coursekit import warm_stamps
@@ -98,10 +98,19 @@ def compared(
     settled: int,
     same: dict[str, list[Any]],
     files: list[tuple[str, os.stat_result]],
+    split: bool = False,
 ) -> bool:
     """Each file's row in `same` when it still holds, else the file and its stat in `files`;
-    False when one is no longer a regular file (OSError when one is gone)."""
+    False when one is no longer a regular file (OSError when one is gone). Where the C stamps
+    were built, they vouch for the rows first (`_held_in_c`; `split`: half of them taken by a
+    second thread), and only the others are stat-ed here."""
     lstat, regular, prefix = os.lstat, stat.S_ISREG, near(base) + "/"
+    if warm_stamps.native_stamps is not None:
+        paths = [prefix + key for key, _ in rows]
+        doubtful = _held_in_c(paths, rows, settled, split, regular, same)
+        if doubtful is None:
+            return False
+        rows = doubtful
     for key, row in rows:
         st = lstat(prefix + key)
         if not regular(st.st_mode):
@@ -113,55 +122,48 @@ def compared(
     return True
 
 
-def compared_in_c(
-    base: str,
-    rows: list[tuple[str, Any]],
-    settled: int,
-    same: dict[str, list[Any]],
-    files: list[tuple[str, os.stat_result]],
-    split: bool,
-) -> bool:
-    """`compared`, the stamps taken in C (`warm_stamps.native_stamps`, which must be there;
-    `split`: half of them by a second thread): ~1.3 us a file and a comparison of two lists,
-    against ~2.5 us for an `os.lstat` and its result's attributes. The files that do not hold
-    are stat-ed again in Python, for their `os.stat_result` (and for `holds` to have the last
-    word on a stamp C keeps as two's complement, an inode number past 2**63)."""
-    regular, prefix = stat.S_ISREG, near(base) + "/"
-    now = _stamped([prefix + key for key, _ in rows], split)
-    doubtful: list[tuple[str, Any]] = []
-    for at, (key, row) in zip(range(0, len(now), STAMP), rows, strict=True):
-        if not regular(now[at]):
-            if now[at] == 0:  # (gone: as os.lstat says it)
-                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), prefix + key)
-            return False
-        if _stamp_holds(row, now, at, settled):
-            same[key] = row
-        else:
-            doubtful.append((key, row))
-    return compared(base, doubtful, settled, same, files)
-
-
 STAMP = len(warm_stamps.ABSENT)  # six integers a path, mode first (`warm_stamps.stamps`)
 
 
-def _stamped(paths: list[str], split: bool) -> list[int]:
-    """The C stamps of the paths (OSError when one cannot be stat-ed, or holds a NUL)."""
-    joined = os.fsencode("\0".join(paths))
-    now = warm_stamps.unpacked(warm_stamps.taken_in_c(joined, split)) or []
-    if len(now) != STAMP * len(paths):  # (a NUL in a path of the table)
+def _held_in_c(
+    paths: list[str],
+    rows: list[tuple[str, Any]],
+    settled: int,
+    split: bool,
+    kind: Callable[[int], bool],
+    held: dict[str, list[Any]],
+) -> list[tuple[str, Any]] | None:
+    """The (key, row) pairs the C stamps of their paths do not vouch for; those they do go in
+    `held` (`holds`, against a slice of the stamps; `split`: half taken by a second thread):
+    ~1.3 us a path, against ~2.5 us for an `os.lstat` and its result's attributes. The rest
+    are stat-ed again in Python, which has the last word (an inode number past 2**63 is two's
+    complement here). A folder's row (`kind` S_ISDIR) holds no digest. None when a path is no
+    longer of its `kind`; FileNotFoundError when one is gone, as `os.lstat` says it; OSError
+    when one cannot be stat-ed or holds a NUL (a forged table)."""
+    now = warm_stamps.unpacked(warm_stamps.taken_in_c(os.fsencode("\0".join(paths)), split))
+    if now is None or len(now) != STAMP * len(paths):
         raise OSError(errno.EINVAL, "a path of the stat table is not one path", "")
-    return now
-
-
-def _stamp_holds(row: Any, now: list[int], at: int, settled: int) -> bool:
-    """`holds` for the stamp at `now[at:at + STAMP]` (`_stamped`)."""
-    return (
-        type(row) is list
-        and len(row) == 6
-        and row[:5] == now[at + 1 : at + STAMP]
-        and type(row[5]) is str
-        and max(row[0], row[1]) < settled
-    )
+    folders = kind is stat.S_ISDIR
+    doubtful: list[tuple[str, Any]] = []
+    for at, (key, row) in zip(range(0, len(now), STAMP), rows, strict=True):
+        mode = now[at]
+        if not kind(mode):
+            if mode == 0:
+                path = paths[at // STAMP]
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+            return None
+        if (
+            type(row) is list
+            and len(row) == 6
+            and row[:5] == now[at + 1 : at + STAMP]
+            and type(row[5]) is str
+            and max(row[0], row[1]) < settled
+            and (row[5] == "" or not folders)
+        ):
+            held[key] = row
+        else:
+            doubtful.append((key, row))
+    return doubtful
 
 
 def near(base: str) -> str:
@@ -187,24 +189,15 @@ def folder_rows(
     kept: dict[str, list[Any]] = {}
     lstat, is_dir, top = os.lstat, stat.S_ISDIR, near(base)
     prefix, settled = top + "/", written - RACY_NS
+    folders = [(key, row) for key, row in known.items() if key[-1:] == FOLDER]
     if warm_stamps.native_stamps is not None:
-        folders = [key for key in known if key[-1:] == FOLDER]
-        paths = [prefix + key[:-1] if key != FOLDER else top for key in folders]
-        now = _stamped(paths, split and worth_a_thread(len(paths)))
-        for at, key, path in zip(range(0, len(now), STAMP), folders, paths, strict=True):
-            if not is_dir(now[at]):  # (gone, or no longer a folder)
-                return None
-            row = known[key]
-            # (a stamp C kept otherwise is compared as Python has it, as `compared_in_c` does)
-            same = _stamp_holds(row, now, at, settled) or holds(row, lstat(path), settled)
-            if same and row[5] == "":
-                kept[key] = row
-            else:
-                moved.add(key[:-1])
-        return moved, kept
-    for key, row in known.items():
-        if key[-1:] != FOLDER:
-            continue
+        paths = [prefix + key[:-1] if key != FOLDER else top for key, _ in folders]
+        threads = split and worth_a_thread(len(paths))
+        doubtful = _held_in_c(paths, folders, settled, threads, is_dir, kept)
+        if doubtful is None:
+            return None
+        folders = doubtful
+    for key, row in folders:
         folder = key[:-1]
         st = lstat(prefix + folder if folder else top)
         if not is_dir(st.st_mode):
@@ -237,13 +230,9 @@ def survey(base: str, known: dict[str, Any], written: int, split: bool = True) -
     rows = file_rows(known, moved)
     same: dict[str, list[Any]] = {}
     files: list[tuple[str, os.stat_result]] = []
-    if warm_stamps.native_stamps is not None:
-        threads = split and worth_a_thread(len(rows))
-        return (
-            (moved, kept, same, files)
-            if compared_in_c(base, rows, settled, same, files, threads)
-            else None
-        )
+    if warm_stamps.native_stamps is not None:  # (a second thread, not a child: `_held_in_c`)
+        regular = compared(base, rows, settled, same, files, split and worth_a_thread(len(rows)))
+        return (moved, kept, same, files) if regular else None
     half = len(rows) // 2 if split and worth_a_child(len(rows)) else len(rows)
     theirs = rows[half:]
     child = in_child(lambda: _changed_keys(base, theirs, settled)) if theirs else None
