@@ -120,10 +120,12 @@ def _ck(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     importtime: bool = True,
+    start: tuple[str, ...] = ("-m", "coursekit"),
 ) -> subprocess.CompletedProcess[str]:
-    """`check --course ROOT/course ARGS` in ROOT, the way an author runs it."""
-    command = [sys.executable, *(["-X", "importtime"] if importtime else [])]
-    command += ["-m", "coursekit", "check", "--course", str(root / "course"), *args]
+    """`check --course ROOT/course ARGS` in ROOT, the way an author runs it (`start`: how the
+    interpreter is told to run coursekit; each way gives the same command line)."""
+    command = [sys.executable, *(["-X", "importtime"] if importtime else []), *start]
+    command += ["check", "--course", str(root / "course"), *args]
     return subprocess.run(
         command,
         cwd=cwd or root,
@@ -403,16 +405,7 @@ def test_the_installed_command_imports_nothing_of_its_own_before_a_replay(
     takes ~15 ms at 100 chapters); the script coursekit installs (bin/coursekit) does not."""
     script = Path(sys.executable).parent / "coursekit"
     root = settled["clean"]
-    command = [sys.executable, "-X", "importtime", str(script), "check"]
-    hit = subprocess.run(
-        [*command, "--course", str(root / "course")],
-        cwd=root,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    hit = _ck(root, start=(str(script),))
     assert _replayed(hit)
     assert "re" not in _imported(hit.stderr)
     assert (hit.stdout, hit.returncode) == (_ck(root, importtime=False).stdout, 0)
@@ -757,17 +750,7 @@ def test_a_replay_with_either_way_of_taking_stamps(
         pytest.skip("coursekit._stamps was not built (no compiler at install)")
     root = settled["clean"]
     hide = "" if c_stamps else "sys.modules['coursekit._stamps'] = None"
-    program = STAMPS_PROGRAM.replace("HIDE", hide)
-    command = [sys.executable, "-X", "importtime", "-c", program, "check"]
-    hit = subprocess.run(
-        [*command, "--course", str(root / "course")],
-        cwd=root,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    hit = _ck(root, start=("-c", STAMPS_PROGRAM.replace("HIDE", hide)))
     assert _replayed(hit), hit.stderr[-2000:]
     assert (hit.stdout, hit.returncode) == (_ck(root, importtime=False).stdout, 0)
     said = {line for line in hit.stderr.splitlines() if line.endswith(" stamps")}
