@@ -202,3 +202,29 @@ def test_any_paths_are_stamped_or_refused_as_python_does(quiet: bytes, names: li
     except OSError as exc:
         got = exc.errno or -1
     assert got == expected
+
+
+@pytest.mark.parametrize("threads", [False, True], ids=["one thread", "two threads"])
+def test_stamps_of_a_list_are_taken_in_c_as_python_takes_them(
+    tree: list[bytes], monkeypatch: pytest.MonkeyPatch, threads: bool
+) -> None:
+    """What a warm record is written from (`cache_warm.save`), a thread taking half of a
+    large list; a path holding a NUL is refused as `os.lstat` refuses it."""
+    monkeypatch.setattr(warm_stamps, "native_stamps", lstat_stamps)
+    monkeypatch.setattr(warm_stamps, "FORK_FROM", 2 if threads else 10**9)
+    monkeypatch.setattr(warm_stamps, "spare_processor", lambda: True)
+    started: list[object] = []
+    real_start = sys.modules["_thread"].start_new_thread
+
+    def counting(function: Callable[[], None], args: tuple[()]) -> int:
+        started.append(function)
+        return int(real_start(function, args))
+
+    monkeypatch.setattr("_thread.start_new_thread", counting)
+    assert warm_stamps.stamps_of(tree) == warm_stamps.stamps(tree)
+    assert len(started) == threads
+    with pytest.raises(ValueError):
+        warm_stamps.stamps_of([*tree, b"a\0b"])
+    monkeypatch.setattr(warm_stamps, "native_stamps", None)
+    with pytest.raises(ValueError):
+        warm_stamps.stamps_of([*tree, b"a\0b"])

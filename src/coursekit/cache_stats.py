@@ -139,10 +139,8 @@ def _held_in_c(
     are stat-ed again in Python, which has the last word (an inode number past 2**63 is two's
     complement here). A folder's row (`kind` S_ISDIR) holds no digest. None when a path is no
     longer of its `kind`; FileNotFoundError when one is gone, as `os.lstat` says it; OSError
-    when one cannot be stat-ed or holds a NUL (a forged table)."""
-    now = warm_stamps.unpacked(warm_stamps.taken_in_c(os.fsencode("\0".join(paths)), split))
-    if now is None or len(now) != STAMP * len(paths):
-        raise OSError(errno.EINVAL, "a path of the stat table is not one path", "")
+    when one cannot be stat-ed; ValueError when one holds a NUL (a forged table), as there."""
+    now = warm_stamps.taken(os.fsencode("\0".join(paths)), len(paths), split)
     folders = kind is stat.S_ISDIR
     doubtful: list[tuple[str, Any]] = []
     for at, (key, row) in zip(range(0, len(now), STAMP), rows, strict=True):

@@ -85,7 +85,7 @@ def save(root: Path, watched: list[bytes], output: str, code: int, now_ns: int =
     its stamp says nothing of what it points to."""
     key = warm.key_material()
     watched = warm.below_cwd(watched, os.fsencode(os.getcwd()))
-    flat = warm_stamps.stamps(watched)
+    flat = warm_stamps.stamps_of(watched)
     size = len(warm_stamps.ABSENT)
     if any(stat.S_ISLNK(flat[i]) for i in range(0, len(flat), size)):
         raise Unwatchable("a symbolic link among the watched paths")
@@ -107,7 +107,8 @@ def recent_first(paths: list[bytes], flat: list[int]) -> tuple[list[bytes], list
     stops at the first changed stamp, and the file edited last is the likeliest to be edited
     next)."""
     size = len(warm_stamps.ABSENT)
-    order = sorted(range(len(paths)), key=lambda i: -max(flat[i * size + 1], flat[i * size + 2]))
+    newest = list(map(max, flat[1::size], flat[2::size]))  # each path's mtime or ctime
+    order = sorted(range(len(paths)), key=newest.__getitem__, reverse=True)  # (stable too)
     return [paths[i] for i in order], [v for i in order for v in flat[i * size : (i + 1) * size]]
 
 

@@ -180,6 +180,25 @@ def _change_in_both(mine: tuple[bytes, bytes], theirs: tuple[bytes, bytes]) -> i
     return answer if answer is None or type(answer) is int else 0
 
 
+def stamps_of(paths: list[bytes]) -> list[int]:
+    """`stamps`, taken in C where it was built (a second thread taking half of a large list:
+    a warm record's ~28,400 paths at 1,000 chapters, ~70 ms in Python); ValueError when a path
+    holds a NUL, as `os.lstat` says it."""
+    if native_stamps is None:
+        return stamps(paths)
+    split = len(paths) >= FORK_FROM // 2 and spare_processor()
+    return taken(b"\0".join(paths), len(paths), split)
+
+
+def taken(joined: bytes, count: int, split: bool) -> list[int]:
+    """The C stamps (`native_stamps`, which must be there) of `count` paths joined by NUL, flat
+    (`split`: `taken_in_c`); ValueError when they are not `count` paths (a NUL in one)."""
+    flat = unpacked(taken_in_c(joined, split))
+    if flat is None or len(flat) != len(ABSENT) * count:
+        raise ValueError("a path holds a NUL")
+    return flat
+
+
 def taken_in_c(joined: bytes, split: bool) -> bytes:
     """`native_stamps` (which must be there) of the paths joined by NUL; `split`: the second
     half of them taken by a second thread (`native_at_once`)."""
