@@ -118,7 +118,7 @@ def unchanged(parts: list[tuple[bytes, bytes]]) -> bool:
     if not parts:
         return False
     rest = parts[1:]
-    if len(rest) == 2 and _worth_splitting(rest[1]):
+    if len(rest) == 2 and _worth_splitting(rest[1][0].count(b"\0") + 1):
         newest_change_ns = _change_in(parts[0])
         if newest_change_ns is None:
             newest_change_ns = _change_in_both(rest[0], rest[1])
@@ -142,8 +142,9 @@ def _newest(flat: list[int]) -> int:
     return max((max(flat[i + 1], flat[i + 2]) for i in range(0, len(flat), size)), default=0)
 
 
-def _worth_splitting(part: tuple[bytes, bytes]) -> bool:
-    return part[0].count(b"\0") + 1 >= FORK_FROM // 2 and spare_processor()
+def _worth_splitting(paths: int) -> bool:
+    """Whether that many paths are worth sharing with a second processor, and one is there."""
+    return paths >= FORK_FROM // 2 and spare_processor()
 
 
 def spare_processor() -> bool:
@@ -186,8 +187,7 @@ def stamps_of(paths: list[bytes]) -> list[int]:
     holds a NUL, as `os.lstat` says it."""
     if native_stamps is None:
         return stamps(paths)
-    split = len(paths) >= FORK_FROM // 2 and spare_processor()
-    return taken(b"\0".join(paths), len(paths), split)
+    return taken(b"\0".join(paths), len(paths), _worth_splitting(len(paths)))
 
 
 def taken(joined: bytes, count: int, split: bool) -> list[int]:
