@@ -27,7 +27,7 @@ C_STAMPS = warm_stamps.native_stamps  # (None where coursekit._stamps was not bu
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Each test twice, the stamps taken in Python and in C (`cache_stats.compared_in_c`), but
+    """Each test twice, the stamps taken in Python and in C (`cache_stats._held_in_c`), but
     those that count Python's stats and forks (they ask for `python_stamps`) and those of the
     C stamps alone (`c_stamps`)."""
     if "stamps_in" in metafunc.fixturenames:

@@ -33,7 +33,7 @@ FOLDER = "/"
 # first (a stat is a system call: ~18,000 files at 1,000 chapters), as the warm path does; a
 # fork and its exit cost a few ms.
 SPLIT_FROM = 8192
-# With the stamps taken in C (`compared_in_c`), from this many paths a second thread takes half.
+# With the stamps taken in C (`_held_in_c`), from this many paths a second thread takes half.
 THREADS_FROM = 1024
 
 # What `survey` finds: the folders that moved (their files are listed again, not compared),
