@@ -562,8 +562,8 @@ def test_the_c_stamps_find_the_edit_in_either_half_with_a_second_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int, c_stamps: list[bytes]
 ) -> None:
     path = _edited_in_half(tmp_path, monkeypatch, index)
-    monkeypatch.setattr(cache_stats, "THREADS_FROM", 2)
-    monkeypatch.setattr(cache_stats, "spare_processor", lambda: True)
+    monkeypatch.setattr(warm_stamps, "THREADS_FROM", 2)
+    monkeypatch.setattr(warm_stamps, "spare_processor", lambda: True)
     threads: list[object] = []
     real_start = sys.modules["_thread"].start_new_thread
 
@@ -591,8 +591,8 @@ def test_no_thread_takes_c_stamps_where_the_caller_holds_the_other_processor(
     root = _tree(tmp_path / "course")
     table = tmp_path / ".coursekit_cache" / "table.bin"
     _look(root, table)
-    monkeypatch.setattr(cache_stats, "THREADS_FROM", 2)
-    monkeypatch.setattr(cache_stats, "spare_processor", lambda: True)
+    monkeypatch.setattr(warm_stamps, "THREADS_FROM", 2)
+    monkeypatch.setattr(warm_stamps, "spare_processor", lambda: True)
     monkeypatch.setattr("_thread.start_new_thread", lambda *_: pytest.fail("a thread started"))
     rows = read_table(table)
     assert rows is not None

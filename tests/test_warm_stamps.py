@@ -113,7 +113,7 @@ def test_the_halves_are_compared_by_a_second_thread_not_a_child(
 ) -> None:
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one processor: the halves are compared one after the other")
-    monkeypatch.setattr(warm_stamps, "FORK_FROM", 200)
+    monkeypatch.setattr(warm_stamps, "THREADS_FROM", 200)
     monkeypatch.setattr(warm_stamps, "native_stamps", lstat_stamps)
     monkeypatch.setattr(warm_stamps, "newest_change_ns", None)  # (restored for the checks after)
     paths = [bytes(tmp_path / f"f{n}") for n in range(600)]
@@ -139,7 +139,7 @@ def test_the_halves_are_compared_by_a_second_thread_not_a_child(
 def test_no_thread_to_be_had_compares_both_halves_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(warm_stamps, "FORK_FROM", 200)
+    monkeypatch.setattr(warm_stamps, "THREADS_FROM", 200)
     monkeypatch.setattr(warm_stamps, "native_stamps", lstat_stamps)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     monkeypatch.setattr(warm_stamps, "newest_change_ns", None)
@@ -211,7 +211,7 @@ def test_stamps_of_a_list_are_taken_in_c_as_python_takes_them(
     """What a warm record is written from (`cache_warm.save`), a thread taking half of a
     large list; a path holding a NUL is refused as `os.lstat` refuses it."""
     monkeypatch.setattr(warm_stamps, "native_stamps", lstat_stamps)
-    monkeypatch.setattr(warm_stamps, "FORK_FROM", 2 if threads else 10**9)
+    monkeypatch.setattr(warm_stamps, "THREADS_FROM", 2 if threads else 10**9)
     monkeypatch.setattr(warm_stamps, "spare_processor", lambda: True)
     started: list[object] = []
     real_start = sys.modules["_thread"].start_new_thread

@@ -33,8 +33,6 @@ FOLDER = "/"
 # first (a stat is a system call: ~18,000 files at 1,000 chapters), as the warm path does; a
 # fork and its exit cost a few ms.
 SPLIT_FROM = 8192
-# With the stamps taken in C (`_held_in_c`), from this many paths a second thread takes half.
-THREADS_FROM = 1024
 
 # What `survey` finds: the folders that moved (their files are listed again, not compared),
 # the rows of those that did not (folder + "/" -> row), the file rows that hold (file -> row),
@@ -68,12 +66,6 @@ def worth_a_child(files: int) -> bool:
     if threading is not None and threading.active_count() > 1:
         return False
     return spare_processor()
-
-
-def worth_a_thread(paths: int) -> bool:
-    """Whether a second thread is worth starting for half of the C stamps (~0.1 ms to start;
-    1,000 stamps ~1.3 ms) and has a processor to run on."""
-    return paths >= THREADS_FROM and spare_processor()
 
 
 def holds(row: Any, st: os.stat_result, settled: int) -> TypeGuard[list[Any]]:
@@ -190,7 +182,7 @@ def folder_rows(
     folders = [(key, row) for key, row in known.items() if key[-1:] == FOLDER]
     if warm_stamps.native_stamps is not None:
         paths = [prefix + key[:-1] if key != FOLDER else top for key, _ in folders]
-        threads = split and worth_a_thread(len(paths))
+        threads = split and warm_stamps.worth_splitting(len(paths))
         doubtful = _held_in_c(paths, folders, settled, threads, is_dir, kept)
         if doubtful is None:
             return None
@@ -229,7 +221,9 @@ def survey(base: str, known: dict[str, Any], written: int, split: bool = True) -
     same: dict[str, list[Any]] = {}
     files: list[tuple[str, os.stat_result]] = []
     if warm_stamps.native_stamps is not None:  # (a second thread, not a child: `_held_in_c`)
-        regular = compared(base, rows, settled, same, files, split and worth_a_thread(len(rows)))
+        regular = compared(
+            base, rows, settled, same, files, split and warm_stamps.worth_splitting(len(rows))
+        )
         return (moved, kept, same, files) if regular else None
     half = len(rows) // 2 if split and worth_a_child(len(rows)) else len(rows)
     theirs = rows[half:]

@@ -28,10 +28,12 @@ ABSENT = (0, 0, 0, 0, 0, 0)  # the stamp of a path that must not exist (no file 
 STAMP_BYTES = 8  # (memoryview's and struct's "q")
 SIGN = 1 << 63
 FIRST_BATCH = 64  # the most recently changed paths, compared before the rest
-# From this many paths after the first batch, a second processor compares one half: a forked
-# child and its exit cost 3-5 ms (measured at 100 and 1,000 chapters), a thread ~0.1 ms, 1,000
-# stamps ~1.5 ms in Python.
+# From this many paths, a second processor takes half of them (`worth_splitting`): with the
+# stamps in Python a forked child, whose fork and exit cost 3-5 ms (measured at 100 and 1,000
+# chapters) against ~1.5 ms for 1,000 stamps; with the C stamps a thread, ~0.1 ms to start
+# against ~1.3 ms for 1,000 (here and in cache_stats alike).
 FORK_FROM = 8192
+THREADS_FROM = 1024
 
 
 def stamps(paths: list[bytes]) -> list[int]:
@@ -118,7 +120,7 @@ def unchanged(parts: list[tuple[bytes, bytes]]) -> bool:
     if not parts:
         return False
     rest = parts[1:]
-    if len(rest) == 2 and _worth_splitting(rest[1][0].count(b"\0") + 1):
+    if len(rest) == 2 and worth_splitting(sum(part[0].count(b"\0") + 1 for part in rest)):
         newest_change_ns = _change_in(parts[0])
         if newest_change_ns is None:
             newest_change_ns = _change_in_both(rest[0], rest[1])
@@ -142,9 +144,11 @@ def _newest(flat: list[int]) -> int:
     return max((max(flat[i + 1], flat[i + 2]) for i in range(0, len(flat), size)), default=0)
 
 
-def _worth_splitting(paths: int) -> bool:
-    """Whether that many paths are worth sharing with a second processor, and one is there."""
-    return paths >= FORK_FROM // 2 and spare_processor()
+def worth_splitting(paths: int) -> bool:
+    """Whether that many paths are worth sharing with a second processor, half each (a thread
+    with the C stamps, else a forked child), and one is there."""
+    least = THREADS_FROM if native_stamps is not None else FORK_FROM
+    return paths >= least and spare_processor()
 
 
 def spare_processor() -> bool:
@@ -187,7 +191,7 @@ def stamps_of(paths: list[bytes]) -> list[int]:
     holds a NUL, as `os.lstat` says it."""
     if native_stamps is None:
         return stamps(paths)
-    return taken(b"\0".join(paths), len(paths), _worth_splitting(len(paths)))
+    return taken(b"\0".join(paths), len(paths), worth_splitting(len(paths)))
 
 
 def taken(joined: bytes, count: int, split: bool) -> list[int]:
